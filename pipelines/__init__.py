@@ -1,0 +1,1 @@
+"""mlperf-warehouse: MLPerf Training results and cloud prices in a DuckDB warehouse."""

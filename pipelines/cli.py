@@ -1,0 +1,46 @@
+"""The `mlperf-warehouse` command line.
+
+Each subcommand lives in `pipelines/commands/<name>.py` and exposes `register(subparsers)`.
+Light commands (query, export, status, ...) must not import dagster at module import time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS = ["refresh", "query", "prices", "report", "compare", "export", "status", "rollback", "shell"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mlperf-warehouse", description=__doc__.splitlines()[0])
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"pipelines.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"pipelines.commands.{name}":
+                raise
+            continue  # not built yet
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a clear one-line error for users; tracebacks with MLPERF_DEBUG=1
+        import os
+
+        if os.environ.get("MLPERF_DEBUG"):
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
