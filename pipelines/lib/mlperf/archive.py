@@ -1,0 +1,64 @@
+"""Read a results archive member by member, without unpacking it to disk.
+
+Only regular files are read; absolute names, `..`, links and devices are refused (reported, never
+followed). The archive's top folder is stripped whatever its name.
+"""
+
+from __future__ import annotations
+
+import tarfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+
+class ArchiveError(Exception):
+    """The archive as a whole cannot be read (not gzip, truncated, corrupt)."""
+
+
+@dataclass(frozen=True)
+class Member:
+    path: str  # relative to the archive's top folder, e.g. "NVIDIA/results/dgx/bert/result_0.txt"
+    data: bytes | None  # None for refused members
+    refused: str | None = None  # why a member was refused
+
+
+def wanted(parts: tuple[str, ...]) -> bool:
+    """Members the warehouse reads: result logs, JSON beside them, system descriptions."""
+    if len(parts) >= 3 and parts[1] == "systems":
+        return len(parts) == 3 and parts[2].endswith(".json")
+    if len(parts) >= 4 and parts[1] == "results":
+        name = parts[-1]
+        return (name.startswith("result_") and name.endswith(".txt")) or name.endswith(".json")
+    return False
+
+
+def _unsafe(name: str) -> str | None:
+    p = PurePosixPath(name)
+    if name.startswith("/") or p.is_absolute():
+        return "absolute member name"
+    if ".." in p.parts:
+        return "member name contains '..'"
+    return None
+
+
+def iter_members(path: Path) -> Iterator[Member]:
+    try:
+        with tarfile.open(path, mode="r|gz") as tar:
+            for info in tar:
+                name = info.name
+                parts = tuple(p for p in name.split("/") if p not in ("", "."))
+                rel = "/".join(parts[1:])
+                unsafe = _unsafe(name)
+                if unsafe is None and not (info.isfile() or info.isdir()):
+                    unsafe = "link or special file" if (info.issym() or info.islnk()) else "not a regular file"
+                if unsafe is not None:
+                    yield Member(rel or name, None, f"refused archive member {name!r}: {unsafe}")
+                    continue
+                if not info.isfile() or not wanted(tuple(parts[1:])):
+                    continue
+                fh = tar.extractfile(info)
+                yield Member(rel, fh.read() if fh is not None else b"")
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        raise ArchiveError(f"cannot read archive {path.name}: {type(exc).__name__}: {exc}") from exc

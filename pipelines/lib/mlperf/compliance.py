@@ -1,0 +1,241 @@
+"""The official compliance rules, evaluated fast.
+
+The rule files of `mlperf_logging.compliance_checker` (YAML, one folder per ruleset) are read as
+data and evaluated with the same semantics as its `ComplianceChecker`: the same per-config state,
+the same overwriting of messages when a later config redefines a key, the same occurrence
+requirements. What makes the official checker slow is re-reading YAML and re-parsing the log for
+every file; here each config is loaded and its code compiled once per process, and a log is
+parsed once.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from .mllog import LogLine
+
+_Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # BaseLoader: every scalar is a string, as upstream
+
+
+def rules_root() -> Path:
+    return Path(str(resources.files("mlperf_logging.compliance_checker")))
+
+
+def available_rulesets(usage: str = "training") -> list[str]:
+    names = [p.name.split("_", 1)[1] for p in rules_root().glob(f"{usage}_*.*.*") if p.is_dir()]
+    versions = {n for n in names if re.fullmatch(r"\d+\.\d+\.\d+", n)}
+    return sorted(versions, key=lambda v: tuple(int(x) for x in v.split(".")))
+
+
+def ruleset_for_round(round_version: str, usage: str = "training") -> str | None:
+    """`v4.1` → `4.1.0`; a round newer than the installed rules uses the newest older ruleset."""
+    wanted = tuple(int(x) for x in round_version.lstrip("v").split(".")[:2]) + (0,)
+    candidates = [r for r in available_rulesets(usage) if tuple(int(x) for x in r.split(".")) <= wanted]
+    return candidates[-1] if candidates else None
+
+
+def _is_integer(value):
+    return abs(round(value) - value) < 0.00001
+
+
+def _as_list(tests):
+    return tests if isinstance(tests, list) else [tests]
+
+
+@dataclass
+class _KeyRule:
+    name: str
+    req: str | None
+    pre: object = None
+    checks: list = field(default_factory=list)
+    post: object = None
+    first_checks: list = field(default_factory=list)
+    at_least_one_check: object = None
+    at_least_one_source: str = ""
+
+
+@dataclass
+class _Config:
+    begin: object
+    keys: dict[str, _KeyRule]
+    end_pre: object
+    end_checks: list
+
+
+@lru_cache(maxsize=None)
+def load_config(relative_path: str) -> _Config | None:
+    path = rules_root() / relative_path
+    if not path.exists():
+        return None
+    with open(path) as fh:
+        records = yaml.load(fh, Loader=_Loader) or []
+
+    def ev(code):
+        return compile(code.strip(), f"{relative_path}", "eval")
+
+    def ex(code):
+        return compile(code.strip(), f"{relative_path}", "exec") if code is not None else None
+
+    begin, end_pre, end_checks, keys = None, None, [], {}
+    for record in records:
+        kind = list(record)[0]
+        body = record[kind]
+        if kind == "BEGIN":
+            begin = ex(body["CODE"])
+        elif kind == "END":
+            end_pre = ex(body.get("PRE"))
+            end_checks = [(t, ev(t)) for t in _as_list(body["CHECK"])] if "CHECK" in body else []
+        elif kind == "KEY":
+            rule = _KeyRule(body["NAME"], body.get("REQ"))
+            rule.pre = ex(body.get("PRE"))
+            rule.post = ex(body.get("POST"))
+            if "CHECK" in body:
+                rule.checks = [(t, ev(t)) for t in _as_list(body["CHECK"])]
+            if "FIRST_CHECK" in body:
+                rule.first_checks = [(t, ev(t)) for t in _as_list(body["FIRST_CHECK"])]
+            if "ATLEAST_ONE_CHECK" in body:
+                rule.at_least_one_source = body["ATLEAST_ONE_CHECK"]
+                rule.at_least_one_check = ev(body["ATLEAST_ONE_CHECK"])
+            keys[rule.name] = rule
+    return _Config(begin, keys, end_pre, end_checks)
+
+
+@dataclass
+class ComplianceResult:
+    passed: bool
+    messages: list[str]
+
+    @property
+    def reason(self) -> str | None:
+        return None if self.passed else self.messages[0]
+
+
+class _Run:
+    """One check of one log: the state `ComplianceChecker` keeps between configs."""
+
+    def __init__(self):
+        self.overwritable: dict[str, str] = {}
+        self.fixed: list[str] = []
+        self.queue: list[str] = []
+
+    def message(self, text: str, key: str | None = None):
+        if key:
+            self.overwritable[key] = text
+        else:
+            self.fixed.append(text)
+
+    def check(self, line: LogLine, tests, state):
+        local = {"ll": line, "v": line.value}
+        for source, code in tests:
+            try:
+                if not eval(code, state, local):
+                    self.message(f"CHECK for '{line.key}' failed in line {line.lineno}: {source.strip()}", line.key)
+            except Exception:
+                self.message(f"Failed executing CHECK code for '{line.key}' in line {line.lineno}: {source.strip()}", line.key)
+
+    def execute(self, line: LogLine, code, state, action):
+        if code is None:
+            return
+        try:
+            exec(code, state, {"ll": line, "v": line.value})
+        except Exception:
+            self.message(f"Failed executing {action} code for '{line.key}' in line {line.lineno}", line.key)
+
+    def run_config(self, lines: list[LogLine], relative_path: str):
+        """One config file over the log (`lines` may be extended by the config's BEGIN code)."""
+        config = load_config(relative_path)
+        if config is None:
+            self.message(f"Could not find config file: {relative_path}")
+            return
+        state = {"enqueue_config": self.queue.append, "s": {}, "is_integer": _is_integer, "math": math}
+        if config.begin is not None:
+            exec(config.begin, state, {"loglines": lines})
+        rules = config.keys
+        reported: dict[str, list] = {k: [] for k in rules}
+        for key in rules:  # a later config's rules replace earlier messages for the same key
+            self.overwritable.pop(key, None)
+
+        at_least_one: dict[str, int] = {}
+        submission_seen: set[str] = set()
+        first_seen: set[str] = set()
+        for line in lines:
+            rule = rules.get(line.key)
+            if rule is None:
+                continue
+            try:
+                reported[line.key].append(line.value["value"])
+            except Exception:
+                continue  # upstream treats a value it cannot index as an unknown key
+            if line.key not in submission_seen:
+                self.execute(line, rule.pre, state, "PRE")
+                if rule.checks:
+                    self.check(line, rule.checks, state)
+                self.execute(line, rule.post, state, "POST")
+            if rule.first_checks and line.key not in first_seen:
+                first_seen.add(line.key)
+                self.check(line, rule.first_checks, state)
+            if rule.at_least_one_check is not None:
+                at_least_one.setdefault(line.key, 0)
+                try:
+                    passed = eval(rule.at_least_one_check, state, {"ll": line, "v": line.value})
+                except Exception:  # upstream crashes here; a failed check is the useful answer
+                    passed = False
+                at_least_one[line.key] += bool(passed)
+            if "submission_" in line.key:
+                submission_seen.add(line.key)
+        for name, count in at_least_one.items():
+            if count == 0:
+                self.message(f"Failed checks for {name} : {rules[name].at_least_one_source}")
+
+        alternatives = set()
+        for name, rule in rules.items():
+            req = (rule.req or "").strip()
+            values = reported[name]
+            if not req or (req == "OPTIONAL" and not values):
+                continue
+            if req == "EXACTLY_ONE" and len(values) != 1:
+                if values and all(v == values[0] for v in values):
+                    pass  # upstream: only a warning, and warnings are silenced when scoring
+                else:
+                    self.message(f"Required EXACTLY_ONE occurrence of '{name}' but found {len(values)}", name)
+            if req == "AT_LEAST_ONE" and not values:
+                self.message(f"Required AT_LEAST_ONE occurrence of '{name}' but found 0", name)
+            if req.startswith("AT_LEAST(") and len(values) < int(req[len("AT_LEAST("):-1]):
+                self.message(f"Required {req} occurrence of '{name}' but found {len(values)}", name)
+            if req.startswith("AT_LEAST_ONE_OR"):
+                alts = [s.strip() for s in req[len("AT_LEAST_ONE_OR("):-1].split(",")]
+                alternatives.add(tuple(sorted({name, *alts})))
+        for alts in sorted(alternatives):
+            if not any(reported.get(k) for k in alts):
+                self.message("Required AT_LEAST_ONE occurrence of " + " or ".join(f"'{k}'" for k in alts))
+
+        if config.end_pre is not None:
+            exec(config.end_pre, state)
+        for source, code in config.end_checks:
+            try:
+                if not eval(code, state):
+                    self.message(f"failed test: {source.strip()}")
+            except Exception:
+                self.message(f"Failed executing END CHECK code: {source.strip()}")
+
+
+def check_log(lines: list[LogLine], parse_errors: int, ruleset: str, usage: str = "training") -> ComplianceResult:
+    """Does this log pass the ruleset's compliance rules? Same verdict as the official checker."""
+    run = _Run()
+    if parse_errors:
+        run.message("Log lines had parsing errors.")
+    if not lines:
+        run.message("No log lines detected")
+    run.queue.append(f"{usage}_{ruleset}/common.yaml")
+    lines = list(lines)  # configs may append virtual lines; keep the caller's list intact
+    while run.queue:
+        run.run_config(lines, run.queue.pop(0))
+    messages = run.fixed + list(run.overwritable.values())
+    return ComplianceResult(not messages, messages)

@@ -1,0 +1,156 @@
+"""Parse MLPerf result logs of every generation into `LogLine`s.
+
+Reproduces `mlperf_logging.compliance_checker.mlp_parser` line for line, because what counts as a
+parse error decides whether a run is scored: the file is read as Latin-1 with universal newlines,
+only lines holding the generation's token are kept, everything before the *last* token on a line is
+cut off (rank and logger prefixes), and the rest is parsed.
+
+Generations:
+- `:::MLLOG {json}` (v0.7 and later): JSON with time_ms, key, value, metadata.
+- `:::MLL <seconds> key: {json}` (v0.6): timestamps in seconds.
+- `:::MLPv0.5.0 <benchmark> <seconds> (<file:line>) key[: value]` (v0.5).
+Timestamps are always returned in milliseconds (`time_ms`); `timestamp` keeps the log's own unit,
+as the official rule files compare it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, replace
+
+_NEWLINES = re.compile(rb"\r\n|\r|\n")
+
+
+@dataclass(slots=True)
+class LogLine:
+    """Mutable on purpose: some official rule files (stable diffusion) copy and edit lines."""
+
+    full_string: str
+    timestamp: float  # in the log's own unit (ms from v0.7, seconds before)
+    key: str
+    value: object  # {'value': ..., 'metadata': {...}} from v0.7; the parsed JSON before
+    lineno: int  # index among token lines, as the official parser numbers them
+    time_ms: float
+
+
+@dataclass(frozen=True)
+class LogFormat:
+    token: bytes
+    seconds: bool  # timestamps in seconds (converted to ms in `time_ms`)
+
+    def parse_line(self, lineno: int, line: str) -> LogLine:
+        raise NotImplementedError
+
+
+class _MllogFormat(LogFormat):
+    def parse_line(self, lineno: int, line: str) -> LogLine:
+        if not line.startswith(":::MLLOG "):
+            raise ValueError("does not match regex")
+        m = json.loads(line[9:])
+        ts = float(m["time_ms"])
+        return LogLine(line, ts, m["key"], {"value": m["value"], "metadata": m["metadata"]}, lineno, ts)
+
+
+_MLL_LINE = re.compile(r"^:::MLL [ ]([\d\.]+)[ ]([A-Za-z0-9_]+)[ ]?:\s+(.+)$")
+
+
+class _MllFormat(LogFormat):
+    def parse_line(self, lineno: int, line: str) -> LogLine:
+        m = _MLL_LINE.match(line)
+        if m is None:
+            raise ValueError("does not match regex")
+        ts = float(m.group(1))
+        return LogLine(line, ts, m.group(2), json.loads(m.group(3)), lineno, ts * 1000.0)
+
+
+_MLP05_LINE = re.compile(
+    r"^:::MLPv0\.5\.0\s+(\S+)\s+([\d\.]+)\s+\(([^)]*)\)\s+([A-Za-z0-9_]+)\s*(?::\s*(.*))?$"
+)
+
+
+class _Mlp05Format(LogFormat):
+    """v0.5 lines carry a bare value (JSON when possible); wrap it like later generations."""
+
+    def parse_line(self, lineno: int, line: str) -> LogLine:
+        m = _MLP05_LINE.match(line)
+        if m is None:
+            raise ValueError("does not match regex")
+        ts = float(m.group(2))
+        raw = m.group(5)
+        try:
+            value = json.loads(raw) if raw is not None else None
+        except ValueError:
+            value = raw.strip()
+        payload = {"value": value, "metadata": {"file": m.group(3), "benchmark": m.group(1)}}
+        return LogLine(line, ts, m.group(4), payload, lineno, ts * 1000.0)
+
+
+MLLOG = _MllogFormat(b":::MLLOG ", seconds=False)
+MLL = _MllFormat(b":::MLL", seconds=True)
+MLP05 = _Mlp05Format(b":::MLPv0.5.0", seconds=True)
+
+
+def format_for_round(round_version: str) -> LogFormat:
+    """The log generation a round uses: `v0.5` → MLPv0.5.0, `v0.6` → MLL, later → MLLOG."""
+    major, minor = (int(p) for p in round_version.lstrip("v").split(".")[:2])
+    if (major, minor) <= (0, 5):
+        return MLP05
+    if (major, minor) == (0, 6):
+        return MLL
+    return MLLOG
+
+
+@dataclass
+class ParsedLog:
+    lines: list[LogLine]
+    errors: list[tuple[str, str]]  # (line, error message)
+    total_lines: int  # every physical line, token or not
+
+
+def token_lines(data: bytes, token: bytes) -> tuple[list[str], int]:
+    """Lines holding `token`, cut to start at its last occurrence, decoded as Latin-1, stripped."""
+    text_token = token.decode("ascii")
+    physical = _NEWLINES.split(data)
+    if physical and physical[-1] == b"":
+        physical.pop()
+    out = []
+    for raw in physical:
+        if token in raw:
+            line = raw.decode("latin-1")
+            out.append(line[line.rindex(text_token):].strip())
+    return out, len(physical)
+
+
+def parse_log(data: bytes, fmt: LogFormat) -> ParsedLog:
+    lines, total = token_lines(data, fmt.token)
+    parsed: list[LogLine] = []
+    errors: list[tuple[str, str]] = []
+    for lineno, line in enumerate(lines):
+        try:
+            parsed.append(fmt.parse_line(lineno, line))
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
+            errors.append((line, str(exc)))
+        except (KeyError, TypeError) as exc:  # valid JSON without the fields a log line needs
+            errors.append((line, f"missing field {exc}"))
+    return ParsedLog(parsed, errors, total)
+
+
+def normalize_v05(lines: list[LogLine]) -> list[LogLine]:
+    """v0.5 ends a run with `run_final`; `run_stop` carries `{"success": bool}`.
+
+    Map them onto the later shape (one `run_stop` with a `status`) so one set of rules applies.
+    """
+    success = None
+    for line in lines:
+        if line.key == "run_stop" and isinstance(line.value, dict) and isinstance(line.value.get("value"), dict):
+            success = line.value["value"].get("success")
+    out = []
+    for line in lines:
+        if line.key == "run_stop":
+            continue
+        if line.key == "run_final":
+            status = "aborted" if success is False else "success"
+            line = replace(line, key="run_stop", value={"value": None, "metadata": {"status": status}})
+        out.append(line)
+    return out
