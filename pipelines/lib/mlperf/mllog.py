@@ -52,7 +52,16 @@ class _MllogFormat(LogFormat):
         return LogLine(line, ts, m["key"], {"value": m["value"], "metadata": m["metadata"]}, lineno, ts)
 
 
-_MLL_LINE = re.compile(r"^:::MLL [ ]([\d\.]+)[ ]([A-Za-z0-9_]+)[ ]?:\s+(.+)$")
+# The official pattern, verbatim (verbose mode: the spaces outside brackets are not literal).
+_MLL_LINE = re.compile(
+    r"""^:::MLL [ ] # token and version
+([\d\.]+) [ ] # timestamp
+([A-Za-z0-9_]+) [ ]? # key
+:\s+(.+) # value
+$
+""",
+    re.X,
+)
 
 
 class _MllFormat(LogFormat):

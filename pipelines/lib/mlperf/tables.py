@@ -1,0 +1,57 @@
+"""One round's archive → validated Polars frames (runs, systems, scaling) plus quarantine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from schemas.mlperf import MlperfRun, MlperfScaling, MlperfSystem
+
+from ..validation import quarantine_frame, validate_or_quarantine
+from .round_parser import parse_round
+
+_RUN_TYPES = {
+    "round": pl.String, "submitter": pl.String, "system": pl.String, "benchmark": pl.String,
+    "run_file": pl.String, "ruleset": pl.String, "passed_compliance": pl.Boolean, "drop_reason": pl.String,
+    "status": pl.String, "run_start_ms": pl.Float64, "run_stop_ms": pl.Float64,
+    "time_to_train_minutes": pl.Float64, "global_batch_size": pl.Float64, "samples_to_converge": pl.Float64,
+    "seed": pl.Float64, "benchmark_logged": pl.String, "steady_state_throughput": pl.Float64,
+    "throughput_unit": pl.String, "log_lines": pl.Int64, "mllog_lines": pl.Int64, "parse_errors": pl.Int64,
+    "first_parse_error": pl.String,
+}
+_SYSTEM_TYPES = {
+    "round": pl.String, "submitter": pl.String, "system": pl.String, "system_name": pl.String,
+    "submitter_declared": pl.String, "division": pl.String, "availability": pl.String,
+    "availability_category": pl.String, "accelerator_model_name": pl.String,
+    "accelerators_per_node": pl.Int64, "number_of_nodes": pl.Int64, "accelerator_count": pl.Int64,
+    "host_processor_model_name": pl.String, "host_processors_per_node": pl.Int64, "framework": pl.String,
+    "official_fields_missing": pl.String, "repaired_keys": pl.String, "source_file": pl.String,
+}
+_SCALING_TYPES = {
+    "round": pl.String, "submitter": pl.String, "system": pl.String, "benchmark": pl.String,
+    "scaling_factor": pl.Float64, "scaling_file": pl.String, "scaling_problem": pl.String,
+}
+
+TABLES = {"mlperf_runs": (_RUN_TYPES, MlperfRun, "run_file"),
+          "mlperf_systems": (_SYSTEM_TYPES, MlperfSystem, "source_file"),
+          "mlperf_scaling": (_SCALING_TYPES, MlperfScaling, "scaling_file")}
+
+
+def empty_frame(table: str) -> pl.DataFrame:
+    return pl.DataFrame(schema=TABLES[table][0])
+
+
+def round_frames(archive: Path, round_version: str) -> dict[str, pl.DataFrame]:
+    """Parse, type and validate one round. Keys: the TABLES names and `quarantine`."""
+    parsed = parse_round(archive, round_version)
+    rows = {"mlperf_runs": parsed.runs, "mlperf_systems": parsed.systems, "mlperf_scaling": parsed.benchmarks}
+    frames: dict[str, pl.DataFrame] = {}
+    quarantined = [quarantine_frame(parsed.quarantine)]
+    for table, (types, model, file_column) in TABLES.items():
+        df = pl.DataFrame(rows[table], schema=types) if rows[table] else empty_frame(table)
+        good, bad = validate_or_quarantine(df, model, source="mlperf", partition=round_version, file_column=file_column)
+        frames[table] = good
+        quarantined.append(bad)
+    frames["quarantine"] = pl.concat(quarantined)
+    return frames

@@ -1,0 +1,179 @@
+"""Build the DuckDB warehouse from staged files and publish it atomically.
+
+A build goes into its own file under `builds/`; the SQL models run there, then the SQL tests; only
+if every test passes is the build checkpointed and hard-linked into place as `mlperf.duckdb`
+(`os.replace`, atomic). Readers holding the old file keep reading it; nobody ever opens the
+published file for writing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from .paths import SQL_DIR, builds_dir, ensure_inside, published_db, warehouse_dir
+from .raw_tables import RAW_TABLES, empty
+from .staging import staged_files
+
+LAYERS = ("stg_", "int_", "dim_", "fct_", "mart_")
+KEEP_BUILDS = 5
+
+
+class BuildFailed(Exception):
+    """SQL tests failed; nothing was published."""
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    published: bool
+    path: Path
+    fingerprint: str
+    row_counts: dict[str, int]
+    skipped: bool = False
+
+
+def sql_models(sql_dir: Path = SQL_DIR) -> dict[str, str]:
+    """Model name → SQL text, for every `.sql` under staging/ and marts/."""
+    models = {}
+    for path in sorted([*sql_dir.glob("staging/*.sql"), *sql_dir.glob("marts/*.sql")]):
+        models[path.stem] = path.read_text()
+    return models
+
+
+def model_order(models: dict[str, str]) -> list[str]:
+    """Dependency order: a model runs after every model whose name its SQL mentions."""
+    deps = {
+        name: {other for other in models if other != name and re.search(rf"\b{other}\b", sql)}
+        for name, sql in models.items()
+    }
+    order, done = [], set()
+
+    def visit(name, stack=()):
+        if name in done:
+            return
+        if name in stack:
+            raise ValueError(f"SQL models depend on each other in a cycle: {' -> '.join(stack + (name,))}")
+        for dep in sorted(deps[name]):
+            visit(dep, stack + (name,))
+        done.add(name)
+        order.append(name)
+
+    for name in sorted(models, key=lambda n: (next((i for i, p in enumerate(LAYERS) if n.startswith(p)), 9), n)):
+        visit(name)
+    return order
+
+
+def input_fingerprint(base: Path | None = None) -> str:
+    """Changes whenever a staged file or a SQL file changes."""
+    digest = hashlib.sha256()
+    for table in sorted(RAW_TABLES):
+        for path in staged_files(table, base):
+            stat = path.stat()
+            digest.update(f"{path.relative_to(warehouse_dir() if base is None else base)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    for path in sorted(SQL_DIR.rglob("*.sql")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def published_fingerprint(base: Path | None = None) -> str | None:
+    info = (base or warehouse_dir()) / "builds" / "published.json"
+    try:
+        return json.loads(info.read_text())["fingerprint"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None) -> None:
+    for table in sorted(RAW_TABLES):
+        files = [str(p) for p in staged_files(table, base)]
+        name = f"raw_{table}"
+        if files:
+            con.execute(f"create table {name} as select * from read_parquet($files, union_by_name = true)", {"files": files})
+        else:
+            frame = empty(table)  # noqa: F841 - read by DuckDB's replacement scan
+            con.execute(f"create table {name} as select * from frame")
+
+
+def run_sql_tests(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> list[str]:
+    failures = []
+    for path in sorted(sql_dir.glob("tests/*.sql")):
+        rows = con.execute(path.read_text()).fetchmany(5)
+        if rows:
+            failures.append(f"{path.stem}: {rows}")
+    return failures
+
+
+def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUILDS) -> BuildResult:
+    base = (base or warehouse_dir()).resolve()
+    fingerprint = input_fingerprint(base)
+    target = published_db(base)
+    if not force and target.exists() and published_fingerprint(base) == fingerprint:
+        return BuildResult(False, target, fingerprint, {}, skipped=True)
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    out_dir = builds_dir(base)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    build_path = ensure_inside(out_dir / f"mlperf-{stamp}.duckdb", base)
+    try:
+        con = duckdb.connect(str(build_path))
+        try:
+            _load_raw(con, base)
+            for name in model_order(sql_models()):
+                kind = "view" if name.startswith("stg_") else "table"
+                con.execute(f"create or replace {kind} {name} as {sql_models()[name]}")
+            failures = run_sql_tests(con)
+            if failures:
+                raise BuildFailed("warehouse checks failed, nothing published:\n" + "\n".join(failures))
+            built_at = datetime.now(timezone.utc).isoformat()
+            con.execute(
+                "create table _build_info as select ?::varchar as built_at, ?::varchar as fingerprint",
+                [built_at, fingerprint],
+            )
+            counts = {
+                t: con.execute(f'select count(*) from "{t}"').fetchone()[0]
+                for (t,) in con.execute(
+                    "select table_name from information_schema.tables where table_schema = 'main' order by 1"
+                ).fetchall()
+            }
+            con.execute("checkpoint")
+        finally:
+            con.close()
+    except BaseException:
+        build_path.unlink(missing_ok=True)
+        raise
+    publish(build_path, base)
+    (out_dir / "published.json").write_text(json.dumps({
+        "fingerprint": fingerprint, "build": build_path.name, "built_at": built_at, "row_counts": counts,
+    }, indent=2))
+    prune_builds(base, keep)
+    return BuildResult(True, target, fingerprint, counts)
+
+
+def publish(build_path: Path, base: Path | None = None) -> Path:
+    """Atomically make `build_path` the published warehouse (hard link, else copy, then rename)."""
+    target = published_db(base)
+    tmp = ensure_inside(target.with_name(f".{target.name}.{os.getpid()}.tmp"), base)
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(build_path, tmp)
+    except OSError:
+        shutil.copyfile(build_path, tmp)
+    os.replace(tmp, target)
+    return target
+
+
+def list_builds(base: Path | None = None) -> list[Path]:
+    return sorted(builds_dir(base).glob("mlperf-*.duckdb"))
+
+
+def prune_builds(base: Path | None, keep: int) -> None:
+    for old in list_builds(base)[:-keep]:
+        old.unlink(missing_ok=True)

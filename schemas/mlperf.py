@@ -1,0 +1,63 @@
+"""Pandera models of the tables parsed from MLPerf Training result archives."""
+
+import pandera.polars as pa
+import polars as pl
+from pandera.api.polars.types import PolarsData
+
+ROUND = r"^v\d+\.\d+$"
+
+
+class MlperfRun(pa.DataFrameModel):
+    """One result log (`results/<system>/<benchmark>/result_*.txt`)."""
+
+    round: str = pa.Field(str_matches=ROUND)
+    submitter: str = pa.Field(str_length={"min_value": 1})
+    system: str = pa.Field(str_length={"min_value": 1})
+    benchmark: str = pa.Field(str_length={"min_value": 1})
+    run_file: str = pa.Field(unique=True)
+    passed_compliance: bool
+    drop_reason: str = pa.Field(nullable=True)
+    run_start_ms: float = pa.Field(nullable=True, ge=0)
+    run_stop_ms: float = pa.Field(nullable=True, ge=0)
+    time_to_train_minutes: float = pa.Field(nullable=True)
+    global_batch_size: float = pa.Field(nullable=True, ge=0)
+    samples_to_converge: float = pa.Field(nullable=True, ge=0)
+    seed: float = pa.Field(nullable=True)
+    steady_state_throughput: float = pa.Field(nullable=True, ge=0)
+    throughput_unit: str = pa.Field(nullable=True)
+    parse_errors: int = pa.Field(ge=0)
+
+    @pa.dataframe_check
+    def scored_runs_have_a_positive_time(cls, data: PolarsData) -> pl.LazyFrame:
+        """A run that counts must have stopped after it started."""
+        return data.lazyframe.select(
+            pl.col("drop_reason").is_not_null() | (pl.col("time_to_train_minutes") > 0)
+        )
+
+
+class MlperfSystem(pa.DataFrameModel):
+    """One system description (`systems/<system>.json`)."""
+
+    round: str = pa.Field(str_matches=ROUND)
+    submitter: str = pa.Field(str_length={"min_value": 1})
+    system: str = pa.Field(str_length={"min_value": 1})
+    system_name: str
+    division: str = pa.Field(nullable=True, isin=["closed", "open"])
+    availability: str = pa.Field(nullable=True)
+    accelerator_model_name: str = pa.Field(nullable=True)
+    accelerators_per_node: int = pa.Field(nullable=True, ge=0, le=100_000)
+    number_of_nodes: int = pa.Field(nullable=True, ge=0, le=100_000)
+    accelerator_count: int = pa.Field(nullable=True, ge=0)
+
+    class Config:
+        unique = ["round", "submitter", "system"]
+
+
+class MlperfScaling(pa.DataFrameModel):
+    """`scaling.json` of one benchmark folder (the RCP scaling factor)."""
+
+    round: str = pa.Field(str_matches=ROUND)
+    submitter: str
+    system: str
+    benchmark: str
+    scaling_factor: float = pa.Field(nullable=True, gt=0, le=100)

@@ -1,0 +1,22 @@
+-- Systems of every round, keyed by (round, submitter, system); `system` is the file stem,
+-- equal to the results folder name.
+select
+    round,
+    submitter,
+    system,
+    system_name,
+    division,
+    availability,
+    availability_category,
+    accelerator_model_name,
+    accelerators_per_node,
+    number_of_nodes,
+    accelerator_count,
+    host_processor_model_name,
+    host_processors_per_node,
+    framework,
+    submitter_declared,
+    official_fields_missing is null as official_row_expected,
+    repaired_keys,
+    source_file
+from stg_mlperf_systems

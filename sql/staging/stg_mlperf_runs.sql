@@ -1,0 +1,25 @@
+-- One row per result log, typed and renamed from raw_mlperf_runs.
+select
+    round,
+    submitter,
+    system,
+    benchmark,
+    run_file,
+    regexp_extract(run_file, '[^/]+$') as run_file_name,
+    ruleset,
+    passed_compliance,
+    drop_reason,
+    status as run_status,
+    run_start_ms,
+    run_stop_ms,
+    time_to_train_minutes,
+    global_batch_size,
+    samples_to_converge,
+    seed,
+    benchmark_logged,
+    steady_state_throughput,
+    throughput_unit,
+    log_lines,
+    mllog_lines,
+    parse_errors
+from raw_mlperf_runs

@@ -1,0 +1,2 @@
+-- A score is a positive number of minutes.
+select * from fct_training_result where score_minutes <= 0

@@ -1,0 +1,2 @@
+select (select count(*) from fct_training_run) as runs, (select count(*) from raw_mlperf_runs) as raw_runs
+where runs <> raw_runs
