@@ -44,16 +44,17 @@ def _item_ref(item: dict[str, Any]) -> str:
 def _exclusion(item: dict[str, Any], keep_spot: bool) -> str | None:
     """Why this item is not the price it seems to be (Windows, Low Priority, ...), or None."""
     product = str(item.get("productName") or "")
-    meter = f"{item.get('meterName') or ''} {item.get('skuName') or ''}"
+    meter = f"{item.get('meterName') or ''} {item.get('skuName') or ''}".lower()
+    reasons = []
     if product.rstrip().endswith("Windows"):
-        return "Windows licence included (productName ends in 'Windows'); Linux price wanted"
-    if "low priority" in meter.lower():
-        return "Low Priority meter (retired low-priority offer), not an on-demand or spot price"
-    if "spot" in meter.lower() and not keep_spot:
-        return "Spot meter where the on-demand price is wanted"
+        reasons.append("Windows licence included (productName ends in 'Windows'); Linux price wanted")
+    if "low priority" in meter:
+        reasons.append("Low Priority meter (retired low-priority offer), not an on-demand or spot price")
+    if "spot" in meter and not keep_spot:
+        reasons.append("Spot meter where the on-demand price is wanted")
     if item.get("unitOfMeasure") != HOURLY_UNIT:
-        return f"unknown unit {item.get('unitOfMeasure')!r} (expected '{HOURLY_UNIT}')"
-    return None
+        reasons.append(f"unknown unit {item.get('unitOfMeasure')!r} (expected '{HOURLY_UNIT}')")
+    return "; ".join(reasons) or None
 
 
 def _pricing_model(item: dict[str, Any]) -> tuple[str, float] | str:

@@ -1,0 +1,58 @@
+import dagster as dg
+
+from pipelines.defs.mlperf.partitions import mlperf_rounds
+from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
+from pipelines.lib.http import RetryPolicy
+from pipelines.lib.mlperf.refresh import fetch_round, stage_round
+from pipelines.lib.rounds import archive_url
+
+
+@dg.asset(
+    partitions_def=mlperf_rounds,
+    group_name="mlperf",
+    kinds={"python", "file"},
+    description="The round's MLPerf Training results archive, downloaded with a conditional GET.",
+)
+def mlperf_results_archive(
+    context: dg.AssetExecutionContext, results_source: MlperfResultsSource, warehouse_location: WarehouseLocation
+) -> dg.MaterializeResult:
+    round_version = context.partition_key
+    policy = RetryPolicy(max_attempts=results_source.max_attempts, backoff_seconds=results_source.backoff_seconds)
+    fetched = fetch_round(round_version, results_source.url_template, warehouse_location.path(), policy)
+    context.log.info(f"{round_version}: {'downloaded' if fetched.changed else 'unchanged upstream'} ({fetched.size} bytes)")
+    return dg.MaterializeResult(
+        metadata={
+            "url": dg.MetadataValue.url(archive_url(results_source.url_template, round_version)),
+            "changed": fetched.changed,
+            "sha256": fetched.sha256,
+            "bytes": fetched.size,
+            "etag": fetched.etag or "",
+        },
+        data_version=dg.DataVersion(fetched.sha256),
+    )
+
+
+@dg.asset(
+    partitions_def=mlperf_rounds,
+    deps=[mlperf_results_archive],
+    group_name="mlperf",
+    kinds={"python", "polars", "parquet"},
+    description="Runs, systems and scaling factors parsed from the archive, validated; failures quarantined.",
+)
+def mlperf_round_tables(context: dg.AssetExecutionContext, warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
+    staged = stage_round(context.partition_key, warehouse_location.path())
+    context.log.info(
+        f"{context.partition_key}: {'unchanged, not re-parsed' if staged.skipped else 'parsed'}; "
+        f"rows {staged.row_counts}, quarantined {staged.quarantine_count}"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "skipped": staged.skipped,
+            "runs": staged.row_counts["mlperf_runs"],
+            "systems": staged.row_counts["mlperf_systems"],
+            "scaling_files": staged.row_counts["mlperf_scaling"],
+            "quarantined": staged.quarantine_count,
+            "parse_seconds": round(staged.seconds, 2),
+        },
+        data_version=dg.DataVersion(staged.archive_sha256),
+    )

@@ -1,0 +1,36 @@
+import dagster as dg
+
+from pipelines.lib.rounds import DEFAULT_RESULTS_URL_TEMPLATE
+
+
+class MlperfResultsSource(dg.ConfigurableResource):
+    """Where round archives come from: a URL template with `{version}` (http(s), file:// or a path)."""
+
+    url_template: str = DEFAULT_RESULTS_URL_TEMPLATE
+    max_attempts: int = 5
+    backoff_seconds: float = 1.0
+
+
+class WarehouseLocation(dg.ConfigurableResource):
+    """The warehouse directory; empty means `MLPERF_WAREHOUSE_DIR` or `warehouse/`."""
+
+    directory: str = ""
+
+    def path(self):
+        from pathlib import Path
+
+        from pipelines.lib.paths import warehouse_dir
+
+        return Path(self.directory).resolve() if self.directory else warehouse_dir()
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(
+        resources={
+            "results_source": MlperfResultsSource(
+                url_template=dg.EnvVar("MLPERF_RESULTS_URL_TEMPLATE").get_value(DEFAULT_RESULTS_URL_TEMPLATE)
+            ),
+            "warehouse_location": WarehouseLocation(directory=dg.EnvVar("MLPERF_WAREHOUSE_DIR").get_value("")),
+        }
+    )

@@ -1,0 +1,127 @@
+"""Run a full refresh in-process with Dagster's own `materialize`, one round partition at a time."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import dagster as dg
+
+from .paths import warehouse_dir
+
+# Dagster's per-step DEBUG lines drown the progress display; failures are summarized instead.
+_QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+
+
+@dataclass
+class StepOutcome:
+    name: str
+    ok: bool
+    seconds: float
+    detail: str
+
+
+@dataclass
+class RefreshSummary:
+    steps: list[StepOutcome] = field(default_factory=list)
+    published: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return all(s.ok for s in self.steps)
+
+    def render(self) -> str:
+        width = max((len(s.name) for s in self.steps), default=10)
+        lines = [f"{'step':<{width}}  {'result':<6}  {'secs':>6}  detail"]
+        for s in self.steps:
+            lines.append(f"{s.name:<{width}}  {'ok' if s.ok else 'FAILED':<6}  {s.seconds:>6.1f}  {s.detail}")
+        verdict = "published" if self.published else ("unchanged" if self.ok else "NOT published (previous warehouse kept)")
+        lines.append(f"warehouse: {verdict} at {warehouse_dir() / 'mlperf.duckdb'}")
+        return "\n".join(lines)
+
+
+def _metadata(result: dg.ExecuteInProcessResult, asset_key: str) -> dict:
+    for event in result.get_asset_materialization_events():
+        if event.asset_key.to_user_string() == asset_key:
+            return {k: v.value for k, v in event.materialization.metadata.items()}
+    return {}
+
+
+def _error(result: dg.ExecuteInProcessResult) -> str:
+    for event in result.all_events:
+        if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
+            err = event.step_failure_data.error
+            while err.cause is not None and err.message.startswith("Error occurred while executing"):
+                err = err.cause
+            return err.message.strip().splitlines()[-1]
+    return "failed"
+
+
+def refresh(
+    rounds: list[str],
+    *,
+    url_template: str | None = None,
+    prices: bool = True,
+    progress: Callable[[str], None] = lambda _: None,
+    instance: dg.DagsterInstance | None = None,
+) -> RefreshSummary:
+    from pipelines.defs.mlperf.assets import mlperf_results_archive, mlperf_round_tables
+    from pipelines.defs.mlperf.partitions import mlperf_rounds
+    from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
+    from pipelines.defs.warehouse import assets as warehouse_assets
+    from pipelines.defs.warehouse import checks as warehouse_checks
+    from pipelines.lib.rounds import DEFAULT_RESULTS_URL_TEMPLATE
+    import os
+
+    instance = instance or dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(mlperf_rounds.name, [r for r in rounds if not instance.has_dynamic_partition(mlperf_rounds.name, r)])
+    template = url_template or os.environ.get("MLPERF_RESULTS_URL_TEMPLATE") or DEFAULT_RESULTS_URL_TEMPLATE
+    resources = {
+        "results_source": MlperfResultsSource(url_template=template),
+        "warehouse_location": WarehouseLocation(directory=str(warehouse_dir())),
+    }
+    summary = RefreshSummary()
+    for index, round_version in enumerate(rounds, 1):
+        progress(f"[{index}/{len(rounds)}] {round_version}: fetching and parsing ...")
+        started = time.perf_counter()
+        result = dg.materialize(
+            [mlperf_results_archive, mlperf_round_tables],
+            partition_key=round_version, instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET,
+        )
+        seconds = time.perf_counter() - started
+        if result.success:
+            fetched = _metadata(result, "mlperf_results_archive")
+            staged = _metadata(result, "mlperf_round_tables")
+            detail = (
+                f"{'downloaded' if fetched.get('changed') else 'unchanged upstream'}; "
+                f"{'re-parsed' if not staged.get('skipped') else 'not re-parsed'}; "
+                f"runs {staged.get('runs')}, systems {staged.get('systems')}, quarantined {staged.get('quarantined')}"
+            )
+        else:
+            detail = _error(result)
+        summary.steps.append(StepOutcome(f"results {round_version}", result.success, seconds, detail))
+        progress(f"[{index}/{len(rounds)}] {round_version}: {'ok' if result.success else 'FAILED'} in {seconds:.1f}s; {detail}")
+
+    if prices:
+        from .refresh_prices import refresh_prices  # the price lists' own issue
+
+        summary.steps.extend(refresh_prices(instance, resources, progress))
+
+    if not summary.ok:
+        progress("a step failed: the published warehouse is left as it was")
+        return summary
+    progress("building and publishing the warehouse ...")
+    started = time.perf_counter()
+    result = dg.materialize(
+        [warehouse_assets.mlperf_warehouse, warehouse_checks.quarantine_counts, warehouse_checks.training_result_unique],
+        instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET,
+    )
+    meta = _metadata(result, "mlperf_warehouse") if result.success else {}
+    summary.published = bool(meta.get("published"))
+    detail = (
+        ("published" if summary.published else "inputs unchanged, not rebuilt")
+        + "; " + ", ".join(f"{k[5:]} {v}" for k, v in meta.items() if k.startswith("rows_"))
+    ) if result.success else _error(result)
+    summary.steps.append(StepOutcome("warehouse", result.success, time.perf_counter() - started, detail))
+    return summary

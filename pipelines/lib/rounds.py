@@ -1,0 +1,33 @@
+"""Which MLPerf Training rounds the warehouse knows. Adding a round is configuration:
+set `MLPERF_ROUNDS` (comma-separated) or let the discovery sensor add a partition."""
+
+from __future__ import annotations
+
+import os
+import re
+
+DEFAULT_ROUNDS = "v0.5,v0.6,v0.7,v1.0,v1.1,v2.0,v2.1,v3.0,v3.1,v4.0,v4.1,v5.0,v5.1"
+DEFAULT_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/training_results_{version}/archive/refs/heads/main.tar.gz"
+ROUND_PATTERN = re.compile(r"^v\d+\.\d+$")
+
+
+def normalize_round(text: str) -> str:
+    text = text.strip()
+    text = text if text.startswith("v") else f"v{text}"
+    if not ROUND_PATTERN.match(text):
+        raise ValueError(f"not an MLPerf round: {text!r} (expected like v4.1)")
+    return text
+
+
+def configured_rounds() -> list[str]:
+    return [normalize_round(r) for r in os.environ.get("MLPERF_ROUNDS", DEFAULT_ROUNDS).split(",") if r.strip()]
+
+
+def round_sort_key(round_version: str) -> tuple[int, int]:
+    major, minor = round_version.lstrip("v").split(".")[:2]
+    return int(major), int(minor)
+
+
+def archive_url(template: str, round_version: str) -> str:
+    """`{version}` is the round as in the repository name: `v4.1`."""
+    return template.replace("{version}", round_version)
