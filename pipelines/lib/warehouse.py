@@ -21,8 +21,10 @@ import duckdb
 
 from .paths import SQL_DIR, builds_dir, ensure_inside, published_db, warehouse_dir
 from .raw_tables import RAW_TABLES, empty
+from .seeds import SEED_TABLES, load_seeds
 from .staging import staged_files
 
+_MAPPING_FILES = [Path(__file__).parent / "accelerator_aliases.csv", Path(__file__).parent / "accelerators.py"]
 LAYERS = ("stg_", "int_", "dim_", "fct_", "mart_")
 KEEP_BUILDS = 5
 
@@ -78,7 +80,7 @@ def input_fingerprint(base: Path | None = None) -> str:
         for path in staged_files(table, base):
             stat = path.stat()
             digest.update(f"{path.relative_to(warehouse_dir() if base is None else base)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
-    for path in sorted(SQL_DIR.rglob("*.sql")):
+    for path in sorted([*SQL_DIR.rglob("*.sql"), *SEED_TABLES.values(), *_MAPPING_FILES]):
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -100,6 +102,26 @@ def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None) -> None:
         else:
             frame = empty(table)  # noqa: F841 - read by DuckDB's replacement scan
             con.execute(f"create table {name} as select * from frame")
+
+
+def _load_derived(con: duckdb.DuckDBPyConnection) -> None:
+    """Raw tables computed in Python from other raw tables (one implementation of each mapping)."""
+    from .accelerators import default_matcher
+
+    matcher = default_matcher()
+    names = con.execute(
+        "select distinct accelerator_model_name, system_name from raw_mlperf_systems"
+    ).fetchall()
+    rows = [
+        (name, system_name, matcher.mlperf(name, system_name), matcher.is_deliberately_unmapped(name, system_name))
+        for name, system_name in names
+    ]
+    con.execute(
+        "create table raw_mlperf_accelerator_map (accelerator_model_name varchar, system_name varchar, "
+        "accelerator varchar, deliberately_unmapped boolean)"
+    )
+    if rows:
+        con.executemany("insert into raw_mlperf_accelerator_map values (?, ?, ?, ?)", rows)
 
 
 def run_sql_tests(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> list[str]:
@@ -126,9 +148,12 @@ def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUI
         con = duckdb.connect(str(build_path))
         try:
             _load_raw(con, base)
-            for name in model_order(sql_models()):
-                kind = "view" if name.startswith("stg_") else "table"
-                con.execute(f"create or replace {kind} {name} as {sql_models()[name]}")
+            load_seeds(con)
+            _load_derived(con)
+            models = sql_models()
+            for name in model_order(models):
+                kind = "view" if name.startswith("stg_") or "-- materialize: view" in models[name] else "table"
+                con.execute(f"create or replace {kind} {name} as {models[name]}")
             failures = run_sql_tests(con)
             if failures:
                 raise BuildFailed("warehouse checks failed, nothing published:\n" + "\n".join(failures))

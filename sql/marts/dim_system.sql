@@ -9,6 +9,12 @@ select
     availability,
     availability_category,
     accelerator_model_name,
+    map.accelerator,
+    case
+        when map.accelerator is not null then 'mapped'
+        when map.deliberately_unmapped then 'deliberately_unmapped'
+        else 'unmapped'
+    end as accelerator_mapping,
     accelerators_per_node,
     number_of_nodes,
     accelerator_count,
@@ -20,3 +26,4 @@ select
     repaired_keys,
     source_file
 from stg_mlperf_systems
+left join raw_mlperf_accelerator_map as map using (accelerator_model_name, system_name)

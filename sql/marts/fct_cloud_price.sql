@@ -1,0 +1,16 @@
+-- Price history: one row per price key and snapshot. A key is (provider, sku, region, pricing_model).
+select
+    provider,
+    sku,
+    region,
+    pricing_model,
+    accelerator,
+    accelerators_per_instance,
+    price_per_hour_usd,
+    price_per_accelerator_hour_usd,
+    effective_date,
+    fetched_at,
+    source_url,
+    raw_ref,
+    snapshot
+from stg_cloud_prices

@@ -1,0 +1,70 @@
+"""Hand-written MLPerf logs and archives for tests (small, and quirky on purpose)."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+
+
+def mllog(key: str, value=None, time_ms: int = 0, **metadata) -> str:
+    return ":::MLLOG " + json.dumps({
+        "namespace": "", "time_ms": time_ms, "event_type": "POINT_IN_TIME", "key": key,
+        "value": value, "metadata": {"file": "train.py", "lineno": 1, **metadata},
+    })
+
+
+def open_ssd_run(start_ms: int, minutes: float, *, status: str = "success", accuracy: float = 0.5, blocks: int = 4) -> list[str]:
+    """A v4.1 open-division SSD log that passes the official rules (when status is success)."""
+    stop_ms = start_ms + int(minutes * 60_000)
+    lines = [
+        mllog("cache_clear", True, start_ms - 5000),
+        mllog("init_start", None, start_ms - 4000),
+        mllog("submission_org", "Acme", start_ms - 3000),
+        mllog("submission_platform", "box", start_ms - 3000),
+        mllog("submission_division", "open", start_ms - 3000),
+        mllog("submission_status", "onprem", start_ms - 3000),
+        mllog("submission_benchmark", "ssd", start_ms - 3000),
+        mllog("global_batch_size", 256, start_ms - 3000),
+        mllog("seed", 42, start_ms - 3000),
+        mllog("train_samples", 1000, start_ms - 3000),
+        mllog("eval_samples", 100, start_ms - 3000),
+        mllog("init_stop", None, start_ms - 1000),
+        mllog("run_start", None, start_ms),
+    ]
+    step = (stop_ms - start_ms) // (blocks + 1)
+    for b in range(blocks):
+        t0 = start_ms + b * step
+        lines += [
+            mllog("block_start", None, t0, first_epoch_num=b, epoch_count=1),
+            mllog("block_stop", None, t0 + step, first_epoch_num=b),
+            mllog("eval_start", None, t0 + step, epoch_num=b + 1),
+            mllog("eval_accuracy", accuracy, t0 + step, epoch_num=b + 1),
+            mllog("eval_stop", None, t0 + step, epoch_num=b + 1),
+        ]
+    lines.append(mllog("run_stop", None, stop_ms, status=status))
+    return lines
+
+
+def system_json(**overrides) -> bytes:
+    doc = {
+        "submitter": "Acme", "division": "open", "status": "Available on-premise", "system_name": "Acme Box",
+        "number_of_nodes": "2", "host_processors_per_node": "2", "host_processor_model_name": "CPU X",
+        "host_processor_core_count": "32", "accelerators_per_node": "8", "accelerator_model_name": "NVIDIA H100-SXM5-80GB",
+        "framework": "PyTorch", "hw_notes": "", "sw_notes": "",
+    }
+    doc.update(overrides)
+    return json.dumps(doc).encode()
+
+
+def make_archive(members: dict[str, bytes], top: str = "training_results_v9.9-main", *, extra: list[tarfile.TarInfo] = ()) -> bytes:
+    """A .tar.gz with `members` (paths relative to the top folder) plus raw TarInfo entries (links...)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for path, data in members.items():
+            info = tarfile.TarInfo(f"{top}/{path}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        for info in extra:
+            tar.addfile(info)
+    return buf.getvalue()
