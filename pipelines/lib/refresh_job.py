@@ -52,9 +52,9 @@ def _error(result: dg.ExecuteInProcessResult) -> str:
     for event in result.all_events:
         if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
             err = event.step_failure_data.error
-            while err.cause is not None and err.message.startswith("Error occurred while executing"):
-                err = err.cause
-            return err.message.strip().splitlines()[-1]
+            while err.cause is not None and (err.cls_name or "").startswith("Dagster"):
+                err = err.cause  # the user-code error, not Dagster's wrapper
+            return err.message.strip().splitlines()[0]
     return "failed"
 
 
@@ -65,6 +65,7 @@ def refresh(
     prices: bool = True,
     progress: Callable[[str], None] = lambda _: None,
     instance: dg.DagsterInstance | None = None,
+    backoff_seconds: float = 1.0,
 ) -> RefreshSummary:
     from pipelines.defs.mlperf.assets import mlperf_results_archive, mlperf_round_tables
     from pipelines.defs.mlperf.partitions import mlperf_rounds
@@ -78,7 +79,7 @@ def refresh(
     instance.add_dynamic_partitions(mlperf_rounds.name, [r for r in rounds if not instance.has_dynamic_partition(mlperf_rounds.name, r)])
     template = url_template or os.environ.get("MLPERF_RESULTS_URL_TEMPLATE") or DEFAULT_RESULTS_URL_TEMPLATE
     resources = {
-        "results_source": MlperfResultsSource(url_template=template),
+        "results_source": MlperfResultsSource(url_template=template, backoff_seconds=backoff_seconds),
         "warehouse_location": WarehouseLocation(directory=str(warehouse_dir())),
     }
     summary = RefreshSummary()

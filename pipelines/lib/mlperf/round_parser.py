@@ -108,6 +108,8 @@ def parse_round(archive: Path, round_version: str) -> RoundTables:
         row.update(round=round_version, submitter=submitter, system=system, benchmark=benchmark,
                    run_file=member.path, ruleset=ruleset)
         tables.runs.append(row)
+        if row["mllog_lines"] == 0 and not row["parse_errors"]:
+            _quarantine(tables, round_version, member.path, "no MLPerf log lines in this result file; the run is not scored")
         if row["parse_errors"]:
             _quarantine(tables, round_version, member.path,
                         f"{row['parse_errors']} log line(s) could not be parsed; the run is not scored",

@@ -1,0 +1,133 @@
+"""Pandera (polars) models for the cloud price tables.
+
+- `CloudPriceRow`: the normalized rows every price parser emits (contract of fct_cloud_price;
+  `fetched_at` is added by the caller, so it is optional here).
+- `PriceQuarantineRow`: rows that were kept out, with the reason and the raw record.
+- `AzureRetailItem`, `OciPriceItem`: the flat fields of the raw shapes the parsers rely on.
+- `AcceleratorRow`, `AcceleratorAliasRow`: the dim_accelerator seed files.
+`split_valid_prices` validates lazily and turns failure cases into quarantine rows rather than
+dropping them (drop_invalid_rows would hide the errors).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import pandera.polars as pa
+import polars as pl
+from pandera.engines import polars_engine as pe
+
+PRICING_MODELS = ["on_demand", "spot", "reserved_1y", "reserved_3y",
+                  "savings_plan_1y", "savings_plan_3y", "cud_1y", "cud_3y"]
+MAX_PLAUSIBLE_PER_ACCELERATOR_HOUR_USD = 150.0
+
+
+class CloudPriceRow(pa.DataFrameModel):
+    provider: pe.String = pa.Field(str_length={"min_value": 1})
+    sku: pe.String = pa.Field(str_length={"min_value": 1})
+    region: pe.String = pa.Field(str_length={"min_value": 1})
+    pricing_model: pe.String = pa.Field(isin=PRICING_MODELS)
+    accelerator: pe.String = pa.Field(nullable=True)
+    accelerators_per_instance: pe.Int64 = pa.Field(ge=1)
+    price_per_hour_usd: pe.Float64 = pa.Field(gt=0)
+    price_per_accelerator_hour_usd: pe.Float64 = pa.Field(gt=0, le=MAX_PLAUSIBLE_PER_ACCELERATOR_HOUR_USD)
+    effective_date: pe.Date = pa.Field(nullable=True)
+    currency: pe.String = pa.Field(isin=["USD"])
+    unit: pe.String
+    source_url: pe.String = pa.Field(nullable=True)
+    raw_ref: pe.String = pa.Field(str_length={"min_value": 1})
+    fetched_at: Optional[pe.DateTime] = pa.Field(nullable=True)
+
+    @pa.dataframe_check(error="price_per_accelerator_hour_usd != price_per_hour_usd / accelerators_per_instance")
+    def per_accelerator_price_consistent(cls, data: pa.PolarsData) -> pl.LazyFrame:
+        expected = pl.col("price_per_hour_usd") / pl.col("accelerators_per_instance")
+        return data.lazyframe.select(((pl.col("price_per_accelerator_hour_usd") - expected).abs() < 1e-9))
+
+    class Config:
+        strict = False  # callers add columns freely (fetched_at, snapshot ids, ...)
+
+
+class PriceQuarantineRow(pa.DataFrameModel):
+    source: pe.String
+    file: pe.String
+    record: pe.String
+    reason: pe.String = pa.Field(str_length={"min_value": 1})
+    payload: pe.String
+
+
+class AzureRetailItem(pa.DataFrameModel):
+    """Fields of a Retail Prices API item that the parser reads."""
+    currencyCode: pe.String
+    retailPrice: pe.Float64 = pa.Field(coerce=True)
+    armRegionName: pe.String
+    armSkuName: pe.String = pa.Field(nullable=True)
+    meterName: pe.String
+    productName: pe.String
+    unitOfMeasure: pe.String
+    type: pe.String
+
+    class Config:
+        strict = False
+
+
+class OciPriceItem(pa.DataFrameModel):
+    """Fields of an OCI price list item (before the currency localizations are unnested)."""
+    partNumber: pe.String
+    displayName: pe.String
+    metricName: pe.String
+    serviceCategory: pe.String
+
+    class Config:
+        strict = False
+
+
+class AcceleratorRow(pa.DataFrameModel):
+    accelerator: pe.String = pa.Field(unique=True, str_matches=r"^[a-z0-9][a-z0-9-]*$")
+    vendor: pe.String
+    model: pe.String
+    memory_gb: pe.Float64 = pa.Field(nullable=True, gt=0, coerce=True)
+    peak_dense_bf16_flops: pe.Float64 = pa.Field(nullable=True, gt=1e12, lt=1e17, coerce=True)
+    flops_source: pe.String = pa.Field(str_length={"min_value": 1})
+
+    class Config:
+        strict = False
+
+
+class AcceleratorAliasRow(pa.DataFrameModel):
+    accelerator: pe.String = pa.Field(nullable=True)
+    alias_kind: pe.String = pa.Field(isin=["mlperf_name", "mlperf_system_name", "cloud_sku"])
+    pattern: pe.String
+    match: pe.String = pa.Field(isin=["exact", "regex"])
+
+    class Config:
+        strict = False
+
+
+def split_valid_prices(prices: pl.DataFrame, source: str = "prices") -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows that pass CloudPriceRow, quarantine rows for those that fail, with the check as reason)."""
+    try:
+        CloudPriceRow.validate(prices, lazy=True)
+        return prices, pl.DataFrame(schema={"source": pl.String, "file": pl.String, "record": pl.String,
+                                            "reason": pl.String, "payload": pl.String})
+    except pa.errors.SchemaErrors as errors:
+        cases = errors.failure_cases
+    indexed = prices.with_row_index("_row")
+    bad: dict[int, list[str]] = {}
+    whole_frame: list[str] = []
+    for case in cases.iter_rows(named=True):
+        reason = f"{case.get('column') or 'row'}: {case.get('check')}"
+        if case.get("index") is None:
+            whole_frame.append(reason)
+        else:
+            bad.setdefault(int(case["index"]), []).append(reason)
+    if whole_frame and not bad:
+        raise ValueError(f"{source}: the price table fails frame-level checks: {whole_frame}")
+    keep = indexed.filter(~pl.col("_row").is_in(list(bad))).drop("_row")
+    quarantine = pl.DataFrame(
+        [{"source": source, "file": "", "record": str(row.get("raw_ref")), "reason": "; ".join(bad[row["_row"]]),
+          "payload": json.dumps(row, default=str, sort_keys=True)}
+         for row in indexed.filter(pl.col("_row").is_in(list(bad))).iter_rows(named=True)],
+        schema={"source": pl.String, "file": pl.String, "record": pl.String, "reason": pl.String,
+                "payload": pl.String}, orient="row")
+    return keep, quarantine
