@@ -7,6 +7,22 @@ from pandera.api.polars.types import PolarsData
 ROUND = r"^v\d+\.\d+$"
 
 
+class MlperfEvent(pa.DataFrameModel):
+    """One timeline line of a result log (run, init, block, epoch and eval events)."""
+
+    round: str = pa.Field(str_matches=ROUND)
+    run_file: str
+    lineno: int = pa.Field(ge=0)
+    time_ms: float = pa.Field(ge=0)
+    key: str = pa.Field(isin=[
+        "init_start", "init_stop", "run_start", "run_stop", "block_start", "block_stop",
+        "epoch_start", "epoch_stop", "eval_accuracy",
+    ])
+    value: float = pa.Field(nullable=True)
+    epoch_count: float = pa.Field(nullable=True, ge=0)
+    samples_count: float = pa.Field(nullable=True, ge=0)
+
+
 class MlperfRun(pa.DataFrameModel):
     """One result log (`results/<system>/<benchmark>/result_*.txt`)."""
 

@@ -13,8 +13,18 @@ from .runs import run_facts
 from .systems import parse_system
 
 
+# The timeline of a run kept as events: enough to recompute timings and throughput in SQL.
+EVENT_KEYS = frozenset({
+    "init_start", "init_stop", "run_start", "run_stop", "block_start", "block_stop",
+    "epoch_start", "epoch_stop", "eval_accuracy",
+})
+EVENT_COLUMNS = ("run_file", "lineno", "time_ms", "key", "value", "epoch_num", "first_epoch_num",
+                 "epoch_count", "samples_count", "status")
+
+
 @dataclass
 class RoundTables:
+    events: dict[str, list] = field(default_factory=lambda: {c: [] for c in EVENT_COLUMNS})
     runs: list[dict] = field(default_factory=list)
     systems: list[dict] = field(default_factory=list)
     benchmarks: list[dict] = field(default_factory=list)
@@ -28,7 +38,30 @@ def _quarantine(tables: RoundTables, round_version: str, file: str, reason: str,
     })
 
 
-def score_run(data: bytes, round_version: str, ruleset: str | None) -> dict:
+def _number(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def add_events(events: dict[str, list], run_file: str, lines) -> None:
+    for line in lines:
+        if line.key not in EVENT_KEYS:
+            continue
+        value = line.value if isinstance(line.value, dict) else {}
+        md = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+        events["run_file"].append(run_file)
+        events["lineno"].append(line.lineno)
+        events["time_ms"].append(line.time_ms)
+        events["key"].append(line.key)
+        events["value"].append(_number(value.get("value")))
+        events["epoch_num"].append(_number(md.get("epoch_num")))
+        events["first_epoch_num"].append(_number(md.get("first_epoch_num")))
+        events["epoch_count"].append(_number(md.get("epoch_count")))
+        events["samples_count"].append(_number(md.get("samples_count")))
+        events["status"].append(md.get("status") if isinstance(md.get("status"), str) else None)
+
+
+def score_run(data: bytes, round_version: str, ruleset: str | None, events: dict[str, list] | None = None,
+              run_file: str = "") -> dict:
     """Everything the warehouse keeps about one result file, and whether it counts toward the score."""
     fmt = format_for_round(round_version)
     log = parse_log(data, fmt)
@@ -39,6 +72,8 @@ def score_run(data: bytes, round_version: str, ruleset: str | None) -> dict:
     else:  # no official rules for this generation: the run must start, stop and succeed
         passed, reason = _basic_rules(lines, len(log.errors))
     facts = run_facts(lines)
+    if events is not None:
+        add_events(events, run_file, lines)
     drop_reason = None
     if not passed:
         drop_reason = f"compliance: {reason}"
@@ -104,7 +139,7 @@ def parse_round(archive: Path, round_version: str) -> RoundTables:
             _quarantine(tables, round_version, member.path,
                         "result file nested below the benchmark folder: the official scorer does not read it")
             continue
-        row = score_run(member.data, round_version, ruleset)
+        row = score_run(member.data, round_version, ruleset, tables.events, member.path)
         row.update(round=round_version, submitter=submitter, system=system, benchmark=benchmark,
                    run_file=member.path, ruleset=ruleset)
         tables.runs.append(row)

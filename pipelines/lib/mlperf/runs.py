@@ -80,9 +80,10 @@ def steady_state_throughput(lines: list[LogLine]) -> tuple[float | None, str | N
                 else:
                     amount, this_unit = None, None
                 seconds = (line.time_ms - open_start.time_ms) / 1000.0
-                if amount is not None and seconds > 0:
+                # one unit per run: blocks counted in another unit than the first are not comparable
+                if amount is not None and seconds > 0 and unit in (None, this_unit):
                     rates.append(amount / seconds)
-                    unit = unit or this_unit
+                    unit = this_unit
                 open_start = None
         if len(rates) >= 2:
             return statistics.median(rates[1:]), f"{unit}/s"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from schemas.mlperf import MlperfRun, MlperfScaling, MlperfSystem
+from schemas.mlperf import MlperfEvent, MlperfRun, MlperfScaling, MlperfSystem
 
 from ..validation import quarantine_frame, validate_or_quarantine
 from .round_parser import parse_round
@@ -33,7 +33,15 @@ _SCALING_TYPES = {
     "scaling_factor": pl.Float64, "scaling_file": pl.String, "scaling_problem": pl.String,
 }
 
-TABLES = {"mlperf_runs": (_RUN_TYPES, MlperfRun, "run_file"),
+_EVENT_TYPES = {
+    "round": pl.String, "submitter": pl.String, "system": pl.String, "benchmark": pl.String,
+    "run_file": pl.String, "lineno": pl.Int64, "time_ms": pl.Float64, "key": pl.String, "value": pl.Float64,
+    "epoch_num": pl.Float64, "first_epoch_num": pl.Float64, "epoch_count": pl.Float64,
+    "samples_count": pl.Float64, "status": pl.String,
+}
+
+TABLES = {"mlperf_events": (_EVENT_TYPES, MlperfEvent, "run_file"),
+          "mlperf_runs": (_RUN_TYPES, MlperfRun, "run_file"),
           "mlperf_systems": (_SYSTEM_TYPES, MlperfSystem, "source_file"),
           "mlperf_scaling": (_SCALING_TYPES, MlperfScaling, "scaling_file")}
 
@@ -49,9 +57,25 @@ def round_frames(archive: Path, round_version: str) -> dict[str, pl.DataFrame]:
     frames: dict[str, pl.DataFrame] = {}
     quarantined = [quarantine_frame(parsed.quarantine)]
     for table, (types, model, file_column) in TABLES.items():
-        df = pl.DataFrame(rows[table], schema=types) if rows[table] else empty_frame(table)
+        if table == "mlperf_events":
+            df = _events_frame(parsed.events, round_version)
+        else:
+            df = pl.DataFrame(rows[table], schema=types) if rows[table] else empty_frame(table)
         good, bad = validate_or_quarantine(df, model, source="mlperf", partition=round_version, file_column=file_column)
         frames[table] = good
         quarantined.append(bad)
     frames["quarantine"] = pl.concat(quarantined)
     return frames
+
+
+def _events_frame(events: dict[str, list], round_version: str) -> pl.DataFrame:
+    """Columnar all the way: a round has ~10^5 events; submitter/system/benchmark come from the path."""
+    base = {k: v for k, v in _EVENT_TYPES.items() if k not in ("round", "submitter", "system", "benchmark")}
+    df = pl.DataFrame(events, schema=base)
+    parts = pl.col("run_file").str.split("/")
+    return df.with_columns(
+        pl.lit(round_version).alias("round"),
+        parts.list.get(0).alias("submitter"),
+        parts.list.get(2).alias("system"),
+        parts.list.get(3).alias("benchmark"),
+    ).select(list(_EVENT_TYPES))
