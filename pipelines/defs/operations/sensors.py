@@ -1,0 +1,75 @@
+"""Sensors: discover new MLPerf rounds on GitHub, rebuild the warehouse after round runs, and
+flag a stale warehouse. None of them opens the warehouse."""
+
+import json
+import time
+from datetime import timedelta
+
+import dagster as dg
+
+from pipelines.defs.mlperf.assets import mlperf_results_archive, mlperf_round_tables
+from pipelines.defs.mlperf.partitions import mlperf_rounds
+from pipelines.defs.operations.schedules import mlperf_rounds_job, mlperf_warehouse_job
+from pipelines.defs.prices.schedules import price_refresh_job
+from pipelines.defs.warehouse.assets import mlperf_warehouse
+
+
+@dg.sensor(
+    job=mlperf_rounds_job,
+    minimum_interval_seconds=3600,
+    description="Lists the mlcommons GitHub repositories (MLPERF_GITHUB_API_URL, optional MLPERF_GITHUB_TOKEN); "
+    "a new training_results_vX.Y repository becomes an mlperf_round partition and is fetched and staged.",
+)
+def mlperf_round_discovery(context: dg.SensorEvaluationContext):
+    from pipelines.lib.github_discovery import discover_rounds
+    from pipelines.lib.http import FetchError
+
+    cursor = json.loads(context.cursor or "{}")
+    if cursor.get("skip_until", 0) > time.time():
+        return dg.SkipReason(f"GitHub rate limit: waiting until epoch {cursor['skip_until']:.0f}")
+    try:
+        found = discover_rounds(cursor.get("etag"))
+    except FetchError as exc:  # GitHub down: try again next interval, keep the cursor
+        return dg.SkipReason(f"GitHub API unavailable: {exc}")
+    if found.skip_until is not None:
+        return dg.SensorResult(skip_reason=found.message, cursor=json.dumps(cursor | {"skip_until": found.skip_until}))
+    if found.not_modified:
+        return dg.SkipReason(found.message)
+    known = set(context.instance.get_dynamic_partitions(mlperf_rounds.name))
+    new = [r for r in found.rounds if r not in known]
+    next_cursor = json.dumps({"etag": found.etag})
+    if not new:
+        return dg.SensorResult(skip_reason=f"no new rounds ({found.message})", cursor=next_cursor)
+    return dg.SensorResult(
+        run_requests=[
+            dg.RunRequest(run_key=f"discovered-{r}", partition_key=r,
+                          asset_selection=[mlperf_results_archive.key, mlperf_round_tables.key])
+            for r in new
+        ],
+        dynamic_partitions_requests=[mlperf_rounds.build_add_request(new)],
+        cursor=next_cursor,
+    )
+
+
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.SUCCESS,
+    monitored_jobs=[mlperf_rounds_job, price_refresh_job],
+    request_job=mlperf_warehouse_job,
+    description="After a round or daily price run succeeds, build and publish the warehouse (the build "
+    "itself is skipped when no staged file changed).",
+)
+def publish_after_refresh(context: dg.RunStatusSensorContext):
+    waiting = context.instance.get_run_records(dg.RunsFilter(
+        job_name=mlperf_warehouse_job.name, statuses=[dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED]))
+    if waiting:  # a build not yet started will pick up these files too
+        return dg.SkipReason("a warehouse build is already queued")
+    return dg.RunRequest()
+
+
+# Freshness as asset checks: the UI marks the warehouse overdue if no build in 8 days (weekly + slack).
+warehouse_freshness_checks = dg.build_last_update_freshness_checks(
+    assets=[mlperf_warehouse], lower_bound_delta=timedelta(days=8)
+)
+warehouse_freshness_sensor = dg.build_sensor_for_freshness_checks(
+    freshness_checks=warehouse_freshness_checks, name="warehouse_freshness_sensor"
+)

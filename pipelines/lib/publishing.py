@@ -1,0 +1,70 @@
+"""Roll the published warehouse back to a kept build (atomically, via `warehouse.publish`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import duckdb
+
+from .paths import builds_dir, warehouse_dir
+from .warehouse import list_builds, publish
+
+
+def complete_builds(base: Path | None = None) -> list[Path]:
+    """Kept builds that finished: a build killed part-way has no `_build_info` (or left a WAL behind)."""
+    good = []
+    for path in list_builds(base):
+        if path.with_name(path.name + ".wal").exists():
+            continue
+        try:
+            con = duckdb.connect(str(path), read_only=True)
+            try:
+                con.execute("select built_at from _build_info").fetchone()
+            finally:
+                con.close()
+        except duckdb.Error:
+            continue
+        good.append(path)
+    return good
+
+
+def _build_record(path: Path) -> dict:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        built_at, fingerprint = con.execute("select built_at, fingerprint from _build_info").fetchone()
+        names = [n for (n,) in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'main' order by 1").fetchall()]
+        counts = {n: con.execute('select count(*) from "' + n.replace('"', '""') + '"').fetchone()[0] for n in names}
+    finally:
+        con.close()
+    return {"fingerprint": fingerprint, "build": path.name, "built_at": built_at, "row_counts": counts}
+
+
+def rollback(base: Path | None = None, to: str | None = None) -> dict:
+    """Publish the kept build before the current one, or the build named `to` (file name or stamp).
+
+    published.json then carries that build's fingerprint, so the next refresh rebuilds (and
+    republishes) as soon as the current inputs differ from the rolled-back build's.
+    """
+    base = (base or warehouse_dir()).resolve()
+    builds = complete_builds(base)
+    info_path = builds_dir(base) / "published.json"
+    current = json.loads(info_path.read_text()).get("build") if info_path.exists() else None
+    if to:
+        matches = [p for p in builds if to in (p.name, p.stem, p.stem.removeprefix("mlperf-"))]
+        if not matches:
+            raise ValueError(f"no complete kept build named {to!r}; kept: {', '.join(p.name for p in builds) or 'none'}")
+        target = matches[0]
+    else:
+        older = [p for p in builds if current is None or p.name < current]
+        if not older:
+            raise ValueError(f"no kept build older than the published one ({current}); nothing to roll back to")
+        target = older[-1]
+    record = _build_record(target) | {"rolled_back_from": current}
+    publish(target, base)
+    tmp = info_path.with_name(f".published.json.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record, indent=2))
+    os.replace(tmp, info_path)
+    return record

@@ -1,0 +1,60 @@
+"""What is published and how the last refresh went, for `mlperf-warehouse status`."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .paths import builds_dir, published_db, warehouse_dir
+
+LAST_REFRESH = "last_refresh.json"
+
+
+def record_refresh_outcome(base: Path | None, ok: bool, detail: str) -> Path:
+    """Remember the last refresh's outcome (written atomically: status may read it at any time)."""
+    directory = builds_dir(base)
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / LAST_REFRESH
+    tmp = directory / f".{LAST_REFRESH}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps({"ok": ok, "detail": detail, "at": datetime.now(timezone.utc).isoformat()}, indent=2))
+    os.replace(tmp, target)
+    return target
+
+
+def last_refresh(base: Path | None = None) -> dict | None:
+    try:
+        return json.loads((builds_dir(base) / LAST_REFRESH).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def published_info(base: Path | None = None) -> dict | None:
+    try:
+        return json.loads((builds_dir(base) / "published.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def warehouse_status(base: Path | None = None) -> dict:
+    """Build info, rounds and price snapshots read from the published file (read-only)."""
+    from .query import connect_readonly
+    from .warehouse import list_builds
+
+    base = (base or warehouse_dir()).resolve()
+    status = {"path": str(published_db(base)), "published": published_info(base), "last_refresh": last_refresh(base),
+              "builds": [p.name for p in list_builds(base)], "built_at": None, "fingerprint": None,
+              "rounds": [], "prices": {}}
+    if not published_db(base).exists():
+        return status
+    with connect_readonly(published_db(base)) as con:
+        names = {n for (n,) in con.execute("select table_name from information_schema.tables").fetchall()}
+        if "_build_info" in names:
+            status["built_at"], status["fingerprint"] = con.execute("select built_at, fingerprint from _build_info").fetchone()
+        if "fct_training_result" in names:
+            status["rounds"] = [r for (r,) in con.execute("select distinct round from fct_training_result order by 1").fetchall()]
+        if "fct_cloud_price" in names:
+            status["prices"] = dict(con.execute(
+                "select provider, max(fetched_at)::varchar from fct_cloud_price group by 1 order by 1").fetchall())
+    return status
