@@ -15,12 +15,29 @@ class WarehouseMissing(Exception):
     pass
 
 
+def published_build_file(path: Path) -> Path:
+    """The build file that `path` is a hard link of, else `path` itself.
+
+    DuckDB caches open databases by path within a process: a second connection to
+    `mlperf.duckdb` while one is open would see the old build after a publish. Each build has its
+    own file name, so opening that name always gives the build that is published now.
+    """
+    try:
+        inode = path.stat().st_ino
+        for candidate in (path.parent / "builds").glob("mlperf-*.duckdb"):
+            if candidate.stat().st_ino == inode:
+                return candidate
+    except OSError:
+        pass
+    return path
+
+
 @contextlib.contextmanager
 def connect_readonly(path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     path = path or published_db()
     if not path.exists():
         raise WarehouseMissing(f"no published warehouse at {path}; run `mlperf-warehouse refresh` first")
-    con = duckdb.connect(str(path), read_only=True)
+    con = duckdb.connect(str(published_build_file(path)), read_only=True)
     try:
         yield con
     finally:

@@ -58,7 +58,20 @@ def _error(result: dg.ExecuteInProcessResult) -> str:
     return "failed"
 
 
-def refresh(
+def refresh(rounds: list[str], **kwargs) -> RefreshSummary:
+    """Fetch and stage `rounds` (and prices), build, check and publish; the outcome is recorded for `status`."""
+    from .status import record_refresh_outcome
+
+    try:
+        summary = _refresh(rounds, **kwargs)
+    except BaseException as exc:
+        record_refresh_outcome(None, False, f"refresh crashed: {type(exc).__name__}: {exc}")
+        raise
+    record_refresh_outcome(None, summary.ok, summary.render())
+    return summary
+
+
+def _refresh(
     rounds: list[str],
     *,
     url_template: str | None = None,
@@ -125,4 +138,21 @@ def refresh(
         + "; " + ", ".join(f"{k[5:]} {v}" for k, v in meta.items() if k.startswith("rows_"))
     ) if result.success else _error(result)
     summary.steps.append(StepOutcome("warehouse", result.success, time.perf_counter() - started, detail))
+    if summary.published:
+        summary.steps.append(_after_publish(instance, resources, progress))
     return summary
+
+
+def _after_publish(instance, resources, progress) -> StepOutcome:
+    """The BI export and the latest round's report, refreshed from the new build."""
+    from pipelines.defs.metrics.assets import mlperf_report
+    from pipelines.defs.warehouse.exports import warehouse_parquet_export
+
+    progress("exporting Parquet and rendering the report ...")
+    started = time.perf_counter()
+    result = dg.materialize(
+        [warehouse_parquet_export, mlperf_report], instance=instance, resources=resources,
+        raise_on_error=False, run_config=_QUIET,
+    )
+    detail = "exports/parquet and reports/ written" if result.success else _error(result)
+    return StepOutcome("exports + report", result.success, time.perf_counter() - started, detail)

@@ -3,7 +3,6 @@ flag a stale warehouse. None of them opens the warehouse."""
 
 import json
 import time
-from datetime import timedelta
 
 import dagster as dg
 
@@ -11,7 +10,6 @@ from pipelines.defs.mlperf.assets import mlperf_results_archive, mlperf_round_ta
 from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.operations.schedules import mlperf_rounds_job, mlperf_warehouse_job
 from pipelines.defs.prices.schedules import price_refresh_job
-from pipelines.defs.warehouse.assets import mlperf_warehouse
 
 
 @dg.sensor(
@@ -64,12 +62,3 @@ def publish_after_refresh(context: dg.RunStatusSensorContext):
     if waiting:  # a build not yet started will pick up these files too
         return dg.SkipReason("a warehouse build is already queued")
     return dg.RunRequest()
-
-
-# Freshness as asset checks: the UI marks the warehouse overdue if no build in 8 days (weekly + slack).
-warehouse_freshness_checks = dg.build_last_update_freshness_checks(
-    assets=[mlperf_warehouse], lower_bound_delta=timedelta(days=8)
-)
-warehouse_freshness_sensor = dg.build_sensor_for_freshness_checks(
-    freshness_checks=warehouse_freshness_checks, name="warehouse_freshness_sensor"
-)

@@ -1,0 +1,44 @@
+import dagster as dg
+
+DEFAULT_AZURE_URL = "https://prices.azure.com"
+DEFAULT_AWS_URL = "https://pricing.us-east-1.amazonaws.com"
+DEFAULT_GCP_URL = "https://cloudbilling.googleapis.com"
+DEFAULT_OCI_URL = "https://apexapps.oracle.com"
+
+
+class PriceSources(dg.ConfigurableResource):
+    """Base URLs of the price APIs (the real API paths are appended), the GCP key, and retries."""
+
+    azure_url: str = DEFAULT_AZURE_URL
+    aws_url: str = DEFAULT_AWS_URL
+    gcp_url: str = DEFAULT_GCP_URL
+    oci_url: str = DEFAULT_OCI_URL
+    gcp_api_key: str = ""
+    aws_regions: list[str] = ["us-east-1"]
+    max_attempts: int = 5
+    backoff_seconds: float = 1.0
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+
+    def policy(self):
+        from pipelines.lib.http import RetryPolicy
+
+        return RetryPolicy(max_attempts=self.max_attempts, backoff_seconds=self.backoff_seconds,
+                           timeout=(self.connect_timeout, self.read_timeout))
+
+
+def price_sources_from_env(**overrides) -> PriceSources:
+    """PriceSources from the MLPERF_* environment variables (keyword arguments win)."""
+    values = dict(
+        azure_url=dg.EnvVar("MLPERF_AZURE_PRICES_URL").get_value(DEFAULT_AZURE_URL) or DEFAULT_AZURE_URL,
+        aws_url=dg.EnvVar("MLPERF_AWS_PRICING_URL").get_value(DEFAULT_AWS_URL) or DEFAULT_AWS_URL,
+        gcp_url=dg.EnvVar("MLPERF_GCP_BILLING_URL").get_value(DEFAULT_GCP_URL) or DEFAULT_GCP_URL,
+        oci_url=dg.EnvVar("MLPERF_OCI_PRICES_URL").get_value(DEFAULT_OCI_URL) or DEFAULT_OCI_URL,
+        gcp_api_key=dg.EnvVar("MLPERF_GCP_API_KEY").get_value("") or "",
+    )
+    return PriceSources(**(values | overrides))
+
+
+@dg.definitions
+def price_resources() -> dg.Definitions:
+    return dg.Definitions(resources={"price_sources": price_sources_from_env()})

@@ -1,0 +1,205 @@
+"""Fetch each provider's price list over HTTP, keep the raw responses, parse, and stage.
+
+Plain functions, no Dagster: the assets in `pipelines/defs/prices/assets.py` call them.
+Every fetch function saves the responses exactly as fetched under
+`<raw_root>/<provider>/<day>/` and returns `(ParsedPrices, [raw files])`. Nothing is staged
+unless the whole fetch and parse succeeded, so a failed fetch keeps the previous snapshot.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.lib.http import FetchError, RetryPolicy, fetch_to_file, get_json, make_session
+from pipelines.lib.prices.aws import aws_region_index_urls, parse_aws_offer_path
+from pipelines.lib.prices.azure import azure_next_page, is_repeating_link, parse_azure_retail_pages
+from pipelines.lib.prices.curated import CURATED_CSV, load_curated_prices
+from pipelines.lib.prices.gcp import gcp_next_page_token, parse_gcp_skus
+from pipelines.lib.prices.normalize import PRICE_SCHEMA, ParsedPrices, concat_parsed
+from pipelines.lib.prices.oci import parse_oci_products
+from pipelines.lib.staging import write_staged
+from pipelines.lib.validation import QUARANTINE_SCHEMA
+
+PROVIDERS = ("azure", "aws", "gcp", "oci", "curated")
+
+AZURE_PATH = "/api/retail/prices"
+# GPU VM SKUs: the N-series families that carry accelerators (ND: training, NC: compute GPUs).
+AZURE_GPU_FILTER = (
+    "serviceName eq 'Virtual Machines' and (contains(armSkuName,'ND') or contains(armSkuName,'NC'))"
+)
+AWS_REGION_INDEX_PATH = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
+GCP_SKUS_PATH = "/v1/services/{service}/skus"
+GCP_SERVICES = {"compute": "6F81-5844-456A", "tpu": "E000-3F24-B8AA"}
+OCI_PATH = "/pls/apex/cetools/api/v1/products/"
+MAX_PAGES = 1000
+
+
+class PriceFetchError(Exception):
+    """A price list could not be fetched or parsed; the message names the provider and cause."""
+
+
+def today() -> str:
+    return date.today().isoformat()
+
+
+def provider_raw_dir(raw_root: Path, provider: str, day: str) -> Path:
+    path = Path(raw_root) / provider / day
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _save(directory: Path, name: str, body: bytes) -> Path:
+    """Write the raw bytes atomically (temp file, then rename)."""
+    target = directory / name
+    tmp = directory / f".{name}.{secrets.token_hex(6)}.part"
+    try:
+        tmp.write_bytes(body)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def _base(url: str) -> str:
+    return url.rstrip("/")
+
+
+def fetch_azure(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPolicy(), *, day: str | None = None,
+                max_pages: int = MAX_PAGES, query_filter: str = AZURE_GPU_FILTER) -> tuple[ParsedPrices, list[Path]]:
+    """Azure Retail Prices API: follow NextPageLink until null; refuse a repeating link."""
+    directory = provider_raw_dir(raw_root, "azure", day or today())
+    first = _base(base_url) + AZURE_PATH
+    source_url = f"{first}?$filter={query_filter}"
+    seen: set[str] = set()
+    is_repeating_link(source_url, seen)
+    pages: list[tuple[str, bytes]] = []
+    files: list[Path] = []
+    url, params = first, {"$filter": query_filter}
+    with make_session() as session:
+        while True:
+            if len(pages) >= max_pages:
+                raise PriceFetchError(f"azure: page chain never ends (more than {max_pages} pages; last link {url})")
+            page, body = get_json(url, params=params, policy=policy, session=session)
+            name = f"page_{len(pages) + 1:03d}.json"
+            files.append(_save(directory, name, body))
+            pages.append((name, body))
+            link = azure_next_page(page if isinstance(page, dict) else {})
+            if link is None:
+                break
+            if is_repeating_link(link, seen):
+                raise PriceFetchError(f"azure: NextPageLink repeats an earlier page ({link}); page chain never ends")
+            url, params = link, None
+    return parse_azure_retail_pages(pages, source_url=source_url), files
+
+
+def fetch_aws(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPolicy(), regions=("us-east-1",), *,
+              day: str | None = None) -> tuple[ParsedPrices, list[Path]]:
+    """AWS Price List Bulk API: region index, then each region's offer file streamed to disk and parsed
+    incrementally (the real file is several GB)."""
+    directory = provider_raw_dir(raw_root, "aws", day or today())
+    index_url = _base(base_url) + AWS_REGION_INDEX_PATH
+    _index, body = get_json(index_url, policy=policy)
+    files = [_save(directory, "region_index.json", body)]
+    try:
+        urls = aws_region_index_urls(body, _base(base_url))
+    except ValueError as error:
+        raise PriceFetchError(f"aws: {error}") from error
+    missing = [r for r in regions if r not in urls]
+    if missing:
+        raise PriceFetchError(f"aws: region(s) {missing} not in {index_url}")
+    parts = []
+    for region in regions:
+        result = fetch_to_file(urls[region], directory / f"offer_{region}.json", policy=policy, conditional=False)
+        files.append(result.path)
+        try:
+            parts.append(parse_aws_offer_path(result.path, source_url=urls[region]))
+        except ValueError as error:
+            raise PriceFetchError(f"aws: {urls[region]}: {error}") from error
+    return concat_parsed(parts, source="prices/aws"), files
+
+
+def fetch_gcp(base_url: str, api_key: str, raw_root: Path, policy: RetryPolicy = RetryPolicy(),
+              services: dict[str, str] | None = None, *, day: str | None = None,
+              max_pages: int = MAX_PAGES) -> tuple[ParsedPrices, list[Path]]:
+    """Google Cloud Billing Catalog API: `services/{id}/skus` with pageToken paging, per service."""
+    if not api_key:
+        raise PriceFetchError("gcp: no API key (set MLPERF_GCP_API_KEY)")
+    directory = provider_raw_dir(raw_root, "gcp", day or today())
+    parts: list[ParsedPrices] = []
+    files: list[Path] = []
+    with make_session() as session:
+        for label, service in (services or GCP_SERVICES).items():
+            url = _base(base_url) + GCP_SKUS_PATH.format(service=service)
+            token, tokens_seen, n = None, set(), 0
+            while True:
+                n += 1
+                if n > max_pages:
+                    raise PriceFetchError(f"gcp: page chain never ends for service {service} (more than {max_pages} pages)")
+                params = {"key": api_key, "currencyCode": "USD"} | ({"pageToken": token} if token else {})
+                page, body = get_json(url, params=params, policy=policy, session=session)
+                name = f"{label}_page_{n:03d}.json"
+                files.append(_save(directory, name, body))
+                try:
+                    parts.append(parse_gcp_skus(body, file=name, source_url=url))
+                except ValueError as error:
+                    raise PriceFetchError(f"gcp: {url}: {error}") from error
+                token = gcp_next_page_token(page if isinstance(page, dict) else {})
+                if token is None:
+                    break
+                if token in tokens_seen:
+                    raise PriceFetchError(f"gcp: pageToken {token!r} repeats for service {service}; page chain never ends")
+                tokens_seen.add(token)
+    return concat_parsed(parts, source="prices/gcp"), files
+
+
+def fetch_oci(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPolicy(), *,
+              day: str | None = None) -> tuple[ParsedPrices, list[Path]]:
+    """Oracle Cloud price list API (one response; GPU prices are per GPU-hour)."""
+    directory = provider_raw_dir(raw_root, "oci", day or today())
+    url = _base(base_url) + OCI_PATH
+    _page, body = get_json(url, params={"currencyCode": "USD"}, policy=policy)
+    files = [_save(directory, "page_001.json", body)]
+    try:
+        return parse_oci_products(body, file="page_001.json", source_url=f"{url}?currencyCode=USD"), files
+    except ValueError as error:
+        raise PriceFetchError(f"oci: {url}: {error}") from error
+
+
+def fetch_curated(raw_root: Path, *, day: str | None = None, path: Path = CURATED_CSV) -> tuple[ParsedPrices, list[Path]]:
+    """The curated list-price CSV in the repository (prices no API serves), copied as the raw file."""
+    directory = provider_raw_dir(raw_root, "curated", day or today())
+    files = [_save(directory, Path(path).name, Path(path).read_bytes())]
+    return load_curated_prices(path), files
+
+
+def stage_prices(provider: str, parsed: ParsedPrices, base: Path | None, day: str,
+                 fetched_at: datetime | None = None) -> dict[str, Path]:
+    """Write `cloud_prices/<provider>-<day>` and `quarantine/prices-<provider>-<day>` (each atomic).
+
+    The quarantine file is written first, so a price snapshot never appears without its
+    quarantine rows.
+    """
+    fetched_at = fetched_at or datetime.now(timezone.utc)
+    snapshot = f"{provider}-{day}"
+    quarantine = parsed.quarantine.with_columns(pl.lit(snapshot).alias("partition")).select(
+        [pl.col(c).cast(t) for c, t in QUARANTINE_SCHEMA.items()]
+    )
+    prices = parsed.prices.select([pl.col(c).cast(t) for c, t in PRICE_SCHEMA.items()]).with_columns(
+        pl.lit(fetched_at).cast(pl.Datetime("us", "UTC")).alias("fetched_at"),
+        pl.lit(snapshot).alias("snapshot"),
+    )
+    q_path = write_staged("quarantine", f"prices-{snapshot}", quarantine, base)
+    p_path = write_staged("cloud_prices", snapshot, prices, base)
+    return {"prices": p_path, "quarantine": q_path}
+
+
+def describe_error(error: BaseException) -> str:
+    """One line for logs and asset failure messages."""
+    if isinstance(error, (FetchError, PriceFetchError)):
+        return str(error)
+    return f"{type(error).__name__}: {error}"
