@@ -3,10 +3,14 @@
 -- option (provider, sku, region, pricing_model); `perf_per_dollar` is trainings per USD.
 -- `is_native_cloud`: the submitter is the price's cloud (Google on gcp, Microsoft/Azure on azure,
 -- Oracle on oci, Amazon/AWS on aws; otherwise the provider's name appears in the submitter's).
+-- SkyPilot cross-check rows (provider `skypilot-<cloud>`) are left out.
 with prices as (
     select *
     from fct_cloud_price_current
-    where price_per_accelerator_hour_usd > 0 and accelerator is not null
+    where price_per_accelerator_hour_usd > 0
+        and accelerator is not null
+        -- SkyPilot catalog rows are a cross-check of the providers' own prices, not a price option
+        and provider not like 'skypilot-%'
     qualify row_number() over (
         partition by provider, sku, region, pricing_model, accelerator
         order by effective_date desc nulls last, fetched_at desc nulls last, price_per_accelerator_hour_usd

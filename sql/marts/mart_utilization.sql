@@ -3,6 +3,8 @@
 -- averaged over the runs in the official olympic mean (mean samples over mean time). Time-to-train
 -- is run_start → run_stop, so evaluation time is included (end-to-end MFU). NULL where the benchmark
 -- has no sound FLOPs figure (dim_benchmark) or the accelerator no BF16 peak (dim_accelerator).
+-- Against the BF16 peak, submissions that train in FP8/INT8 can show MFU above what BF16 allows
+-- (up to 2× for FP8), so compare MFU within a numeric format.
 with runs as (
     select
         round, submitter, system, benchmark,

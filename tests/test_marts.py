@@ -1,0 +1,266 @@
+"""The metric marts built over small hand-made upstream tables in a temporary DuckDB.
+
+Upstream tables are created here with the contract columns (fct_training_run, fct_training_result,
+dim_system with its `accelerator` key, dim_accelerator, fct_cloud_price_current) and the benchmark
+seed; then dim_benchmark and the mart_* models run in dependency order, then the mart_* SQL tests.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.lib import metrics
+from pipelines.lib.paths import SQL_DIR
+from pipelines.lib.seeds import load_seeds
+from pipelines.lib.warehouse import model_order, sql_models
+
+MY_MODELS = ("dim_benchmark", "mart_scaling_efficiency", "mart_cost_to_train", "mart_utilization")
+TOKENS = 1.2e9  # gpt3 converges in ~1.2e9 tokens (its RCP unit)
+
+# (submitter, system, accelerator, count, score_minutes, mean throughput) — all v4.1, gpt3, closed
+RESULTS = [
+    ("Google", "tpu-trillium-512", "google-tpu-trillium", 512, 100.0, 1000.0),
+    ("Google", "tpu-trillium-1024", "google-tpu-trillium", 1024, 52.0, 1950.0),
+    ("Google", "tpu-trillium-2048", "google-tpu-trillium", 2048, 27.0, 3800.0),
+    ("Google", "tpu-trillium-3072", "google-tpu-trillium", 3072, 19.0, 5500.0),
+    ("Google", "tpu-v5p-512", "google-tpu-v5p", 512, 120.0, 850.0),
+    ("Google", "tpu-v5p-2048", "google-tpu-v5p", 2048, 33.0, 3200.0),
+    ("NVIDIA", "dgxh100_n64", "nvidia-h100-sxm-80gb", 512, 50.0, 2000.0),
+    ("NVIDIA", "dgxh100_n64_b", "nvidia-h100-sxm-80gb", 512, 55.0, 1900.0),  # same size, slower: not base
+    ("NVIDIA", "dgxh100_n128", "nvidia-h100-sxm-80gb", 1024, 26.0, 3900.0),
+]
+PEAK = {"google-tpu-trillium": 918e12, "google-tpu-v5p": 459e12, "nvidia-h100-sxm-80gb": 989e12}
+# provider, sku, region, pricing_model, accelerator, per instance, $/h, effective date
+PRICES = [
+    ("gcp", "ct6e-standard-4t", "us-central1", "on_demand", "google-tpu-trillium", 4, 10.80, "2026-11-01"),
+    ("gcp", "ct6e-standard-4t", "us-central1", "spot", "google-tpu-trillium", 4, 4.00, "2026-11-01"),
+    ("gcp", "ct5p-hightpu-4t", "us-east5", "on_demand", "google-tpu-v5p", 4, 16.80, "2026-11-01"),
+    ("aws", "p5.48xlarge", "us-east-1", "on_demand", "nvidia-h100-sxm-80gb", 8, 98.32, "2026-11-01"),
+    # an older row for the same price option: must not fan out
+    ("aws", "p5.48xlarge", "us-east-1", "on_demand", "nvidia-h100-sxm-80gb", 8, 120.00, "2026-01-01"),
+    ("azure", "Standard_ND96isr_H100_v5", "eastus", "on_demand", "nvidia-h100-sxm-80gb", 8, 98.32, "2026-11-01"),
+    # a SkyPilot cross-check row: not a price option
+    ("skypilot-aws", "p5.48xlarge", "us-east-1", "on_demand", "nvidia-h100-sxm-80gb", 8, 98.32, "2026-11-01"),
+]
+
+
+TYPES = {
+    "dim_system": {"round": "varchar", "submitter": "varchar", "system": "varchar", "system_name": "varchar",
+                   "division": "varchar", "accelerator_model_name": "varchar", "accelerator_count": "integer",
+                   "accelerator": "varchar"},
+    "fct_training_result": {"round": "varchar", "submitter": "varchar", "system": "varchar", "benchmark": "varchar",
+                            "division": "varchar", "availability": "varchar", "accelerator_model_name": "varchar",
+                            "accelerator_count": "integer", "score_minutes": "double", "samples_to_converge": "double"},
+    "fct_training_run": {"round": "varchar", "submitter": "varchar", "system": "varchar", "benchmark": "varchar",
+                         "run_file": "varchar", "scored": "boolean", "in_olympic_mean": "boolean",
+                         "time_to_train_minutes": "double", "samples_to_converge": "double",
+                         "steady_state_throughput": "double", "throughput_unit": "varchar"},
+    "dim_accelerator": {"accelerator": "varchar", "vendor": "varchar", "memory_gb": "double",
+                        "peak_dense_bf16_flops": "double"},
+    "fct_cloud_price_current": {"provider": "varchar", "sku": "varchar", "region": "varchar",
+                                "pricing_model": "varchar", "accelerator": "varchar",
+                                "accelerators_per_instance": "integer", "price_per_hour_usd": "double",
+                                "price_per_accelerator_hour_usd": "double", "effective_date": "date",
+                                "fetched_at": "timestamp", "source_url": "varchar"},
+}
+
+
+def _create(con: duckdb.DuckDBPyConnection, name: str, records: list[dict]) -> None:
+    types = TYPES[name]
+    con.execute(f"create or replace table {name} ({', '.join(f'{c} {t}' for c, t in types.items())})")
+    con.executemany(
+        f"insert into {name} values ({', '.join('?' for _ in types)})",
+        [[r.get(c) for c in types] for r in records],
+    )
+
+
+def build_fixture(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the upstream tables by hand, then build this issue's models over them."""
+    systems = (
+        [
+            {"round": "v4.1", "submitter": sub, "system": sys, "system_name": sys.replace("-", " ").upper(),
+             "division": "closed", "accelerator_model_name": acc.upper(), "accelerator_count": n, "accelerator": acc}
+            for sub, sys, acc, n, _score, _thr in RESULTS
+        ]
+        # a ResNet result on an accelerator without price or FLOPs figure
+        + [{"round": "v4.1", "submitter": "Acme", "system": "acme-x", "system_name": "ACME X", "division": "closed",
+            "accelerator_model_name": "Acme X1", "accelerator_count": 8, "accelerator": None}]
+    )
+    results = (
+        [
+            {"round": "v4.1", "submitter": sub, "system": sys, "benchmark": "gpt3", "division": "closed",
+             "availability": "available", "accelerator_model_name": acc.upper(), "accelerator_count": n,
+             "score_minutes": score, "samples_to_converge": TOKENS}
+            for sub, sys, acc, n, score, _thr in RESULTS
+        ]
+        + [{"round": "v4.1", "submitter": "Acme", "system": "acme-x", "benchmark": "resnet", "division": "closed",
+            "availability": "available", "accelerator_model_name": "Acme X1", "accelerator_count": 8,
+            "score_minutes": 30.0, "samples_to_converge": 40.0}]
+    )
+    runs = []
+    for sub, sys, _acc, _n, score, thr in RESULTS:
+        # three scored runs around the score; throughputs average to `thr`; the middle one is the mean
+        for i, (dt, f) in enumerate(((-1.0, 0.98), (0.0, 1.0), (1.0, 1.02))):
+            runs.append({"round": "v4.1", "submitter": sub, "system": sys, "benchmark": "gpt3",
+                         "run_file": f"{sys}/result_{i}.txt", "scored": True, "in_olympic_mean": i == 1,
+                         "time_to_train_minutes": score + dt, "samples_to_converge": TOKENS,
+                         "steady_state_throughput": thr * f, "throughput_unit": "epoch_count/s"})
+    runs.append({"round": "v4.1", "submitter": "Acme", "system": "acme-x", "benchmark": "resnet",
+                 "run_file": "acme-x/result_0.txt", "scored": True, "in_olympic_mean": True,
+                 "time_to_train_minutes": 30.0, "samples_to_converge": 40.0,
+                 "steady_state_throughput": None, "throughput_unit": None})
+    accelerators = ([
+        {"accelerator": acc, "vendor": acc.split("-")[0], "memory_gb": 95.0, "peak_dense_bf16_flops": peak}
+        for acc, peak in PEAK.items()
+    ])
+    prices = ([
+        {"provider": p, "sku": sku, "region": region, "pricing_model": model, "accelerator": acc,
+         "accelerators_per_instance": per, "price_per_hour_usd": hourly,
+         "price_per_accelerator_hour_usd": hourly / per, "effective_date": eff,
+         "fetched_at": f"{eff} 00:00:00", "source_url": f"https://example.invalid/{p}/{sku}"}
+        for p, sku, region, model, acc, per, hourly, eff in PRICES
+    ])
+    for name, records in {"dim_system": systems, "fct_training_result": results, "fct_training_run": runs,
+                          "dim_accelerator": accelerators, "fct_cloud_price_current": prices}.items():
+        _create(con, name, records)
+    load_seeds(con)
+    models = {name: sql for name, sql in sql_models().items() if name in MY_MODELS}
+    for name in model_order(models):
+        con.execute(f"create or replace table {name} as {models[name]}")
+
+
+def mart_test_failures(con: duckdb.DuckDBPyConnection) -> list[str]:
+    failures = []
+    for path in sorted(Path(SQL_DIR, "tests").glob("mart_*.sql")):
+        rows = con.execute(path.read_text()).fetchall()
+        if rows:
+            failures.append(f"{path.stem}: {rows[:3]}")
+    return failures
+
+
+@pytest.fixture()
+def con():
+    con = duckdb.connect()
+    build_fixture(con)
+    yield con
+    con.close()
+
+
+def rows(con, sql) -> list[dict]:
+    cur = con.execute(sql)
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+
+def test_models_build_and_sql_tests_pass(con):
+    assert mart_test_failures(con) == []
+    contract = {
+        "mart_scaling_efficiency": ["round", "submitter", "benchmark", "accelerator", "base_system", "system",
+                                    "base_accelerator_count", "accelerator_count", "size_ratio", "speedup",
+                                    "convergence_scaling_efficiency", "weak_scaling_efficiency"],
+        "mart_cost_to_train": ["round", "submitter", "system", "benchmark", "accelerator", "accelerator_count",
+                               "score_minutes", "provider", "region", "pricing_model",
+                               "price_per_accelerator_hour_usd", "cost_to_train_usd", "is_native_cloud"],
+        "mart_utilization": ["round", "submitter", "system", "benchmark", "mfu"],
+        "dim_benchmark": ["benchmark", "task", "model", "parameters", "tokens_or_samples_per_sample",
+                          "model_flops_per_sample", "flops_derivation", "source"],
+    }
+    for table, columns in contract.items():
+        have = [d[0] for d in con.execute(f"select * from {table} limit 0").description]
+        assert set(columns) <= set(have), (table, set(columns) - set(have))
+
+
+def test_scaling_efficiency_by_hand(con):
+    got = {r["system"]: r for r in rows(con, "select * from mart_scaling_efficiency")}
+    # + the resnet result: no accelerator key → the declared model name; a family of one, no throughput
+    assert len(got) == len(RESULTS) + 1
+    acme = got["acme-x"]
+    assert acme["accelerator"] == "Acme X1" and not acme["accelerator_is_canonical"] and acme["is_base"]
+    assert acme["weak_scaling_efficiency"] is None and acme["convergence_scaling_efficiency"] == 1
+    # Trillium family: base 512 chips, 100 min, 1000/s
+    t = got["tpu-trillium-2048"]
+    assert t["base_system"] == "tpu-trillium-512" and t["size_ratio"] == 4
+    assert t["speedup"] == pytest.approx(100 / 27)
+    assert t["convergence_scaling_efficiency"] == pytest.approx(100 / 27 / 4)  # 0.9259
+    assert t["weak_scaling_efficiency"] == pytest.approx(3800 / 1000 / 4)  # 0.95 (mean of 0.98/1/1.02 × 3800)
+    assert got["tpu-trillium-3072"]["convergence_scaling_efficiency"] == pytest.approx(100 / 19 / 6)
+    # v5p is its own family (accelerator is part of the family)
+    assert got["tpu-v5p-2048"]["base_system"] == "tpu-v5p-512"
+    assert got["tpu-v5p-2048"]["weak_scaling_efficiency"] == pytest.approx(3200 / 850 / 4)
+    # tie at 512 H100s: the faster system is the base; the slower scores 50/55 at ratio 1
+    assert got["dgxh100_n64_b"]["base_system"] == "dgxh100_n64"
+    assert got["dgxh100_n64_b"]["convergence_scaling_efficiency"] == pytest.approx(50 / 55)
+    assert got["dgxh100_n128"]["convergence_scaling_efficiency"] == pytest.approx(50 / 26 / 2)
+    for r in got.values():
+        assert r["convergence_scaling_efficiency"] > 0 and r["speedup"] > 0
+        if r["is_base"]:
+            assert r["convergence_scaling_efficiency"] == 1 and r["weak_scaling_efficiency"] in (1, None)
+    # the SQL agrees with the reference functions
+    family = [metrics.FamilyMember(s, n, score, thr) for _sub, s, acc, n, score, thr in RESULTS
+              if acc == "google-tpu-trillium"]
+    for ref in metrics.family_scaling(family):
+        assert got[ref.system]["convergence_scaling_efficiency"] == pytest.approx(ref.convergence_scaling_efficiency)
+        assert got[ref.system]["weak_scaling_efficiency"] == pytest.approx(ref.weak_scaling_efficiency)
+
+
+def test_cost_to_train_by_hand(con):
+    got = rows(con, "select * from mart_cost_to_train order by system, provider, pricing_model")
+    # 9 gpt3 results: trillium ×4 × 2 options, v5p ×2 × 1, H100 ×3 × 2 providers = 8 + 2 + 6 = 16
+    assert len(got) == 16
+    by = {(r["system"], r["provider"], r["pricing_model"]): r for r in got}
+    # 100 min = 5/3 h × 512 chips × $2.70 (10.80 / 4) = $2,304
+    assert by[("tpu-trillium-512", "gcp", "on_demand")]["cost_to_train_usd"] == pytest.approx(2304.0)
+    # spot $1.00 per chip-hour → $853.33
+    assert by[("tpu-trillium-512", "gcp", "spot")]["cost_to_train_usd"] == pytest.approx(100 / 60 * 512 * 1.0)
+    # the newest aws price (98.32 / 8 = 12.29), not the older 120.00 row: 50/60 × 512 × 12.29 = 5,243.73
+    assert by[("dgxh100_n64", "aws", "on_demand")]["cost_to_train_usd"] == pytest.approx(50 / 60 * 512 * 12.29)
+    # cost scales with accelerator count and price: cost / (hours × count × price) == 1 everywhere
+    for r in got:
+        expected = metrics.cost_to_train(r["score_minutes"], r["accelerator_count"], r["price_per_accelerator_hour_usd"])
+        assert r["cost_to_train_usd"] == pytest.approx(expected) and r["cost_to_train_usd"] > 0
+        assert r["perf_per_dollar"] == pytest.approx(1 / expected)
+        assert r["is_native_cloud"] == metrics.is_native_cloud(r["submitter"], r["provider"])
+    assert by[("tpu-trillium-512", "gcp", "on_demand")]["is_native_cloud"] is True
+    assert by[("dgxh100_n64", "aws", "on_demand")]["is_native_cloud"] is False
+    # same price, twice the chips at about half the time: 1024 × 26 / (512 × 50) of the cost
+    ratio = by[("dgxh100_n128", "aws", "on_demand")]["cost_to_train_usd"] / by[("dgxh100_n64", "aws", "on_demand")]["cost_to_train_usd"]
+    assert ratio == pytest.approx(1024 * 26 / (512 * 50))
+
+
+def test_utilization_by_hand(con):
+    got = {r["system"]: r for r in rows(con, "select * from mart_utilization")}
+    assert len(got) == len(RESULTS) + 1
+    # 1.2e9 tokens × 6 × 175e9 FLOPs/token = 1.26e21; mean-run time 100 min × 512 × 918e12 FLOP/s
+    assert got["tpu-trillium-512"]["mfu"] == pytest.approx(1.26e21 / (6000 * 512 * 918e12))
+    assert got["dgxh100_n128"]["mfu"] == pytest.approx(metrics.mfu(TOKENS, 6 * 175e9, 26.0, 1024, 989e12))
+    assert got["acme-x"]["mfu"] is None  # resnet: no sound FLOPs figure
+    for r in got.values():
+        assert r["mfu"] is None or 0 < r["mfu"] <= 1  # all BF16-only in this fixture
+
+
+def test_dim_benchmark(con):
+    got = {r["benchmark"]: r for r in rows(con, "select * from dim_benchmark")}
+    assert got["gpt3"]["model_flops_per_sample"] == pytest.approx(6 * 175e9 * 2048)
+    assert got["gpt3"]["model_flops_per_convergence_unit"] == pytest.approx(6 * 175e9)
+    assert "175e9" in got["gpt3"]["flops_derivation"]
+    assert got["llama31_405b"]["model_flops_per_convergence_unit"] == pytest.approx(6 * 405e9 * 8192)
+    assert got["resnet"]["model_flops_per_sample"] is None
+    assert got["bert"]["model_flops_per_sample"] is None  # unpadded sequences: no sound figure
+    for r in got.values():
+        if r["parameters"] and r["tokens_or_samples_per_sample"] and r["model_flops_per_sample"]:
+            k = r["model_flops_per_sample"] / (r["parameters"] * r["tokens_or_samples_per_sample"])
+            assert math.isclose(k, 6) or math.isclose(k, 4)  # 4 for LoRA (no weight gradients)
+
+
+def test_sql_tests_catch_fan_out_and_bad_rows(con):
+    con.execute("insert into mart_cost_to_train select * from mart_cost_to_train limit 1")
+    con.execute("update mart_scaling_efficiency set convergence_scaling_efficiency = 0.5 where is_base "
+                "and system = 'tpu-trillium-512'")
+    con.execute("update mart_utilization set mfu = 2.5 where system = 'tpu-v5p-512'")
+    failures = " ".join(mart_test_failures(con))
+    for name in ("mart_cost_to_train_unique", "mart_scaling_efficiency_base", "mart_utilization_range"):
+        assert name in failures
