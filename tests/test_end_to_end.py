@@ -82,13 +82,17 @@ def test_scores_match_the_official_scorer(built, round_version):
     for declared, folder, system, benchmark, score in con.execute(
         "select coalesce(s.submitter_declared, r.submitter), r.submitter, r.system, "
         "case r.benchmark when 'mask' then 'maskrcnn' else r.benchmark end, r.score_minutes "
-        "from fct_training_result r join dim_system s using (round, submitter, system) where r.round = ?",
+        "from fct_training_result r left join dim_system s using (round, submitter, system) where r.round = ?",
         [round_version],
     ).fetchall():
         ours[(declared, system)].setdefault(folder, {})[benchmark] = score
     compared = scored = 0
     for key, official_scores in _official(round_version):
         candidates = ours.get(key, {})
+        if not candidates:  # a system folder with no result files (not copied: >= 4 MiB) has no rows
+            assert all(v is None for v in official_scores.values()), f"{round_version} {key}: no results here"
+            compared += len(official_scores)
+            continue
         # Several submitter folders can publish the same system file (e.g. smc, smc-ac-power):
         # the official row must match one of them on every benchmark.
         match = next(

@@ -114,9 +114,11 @@ def test_system_files_with_misspelled_keys_string_counts_and_free_text_availabil
     doc["accelerator_per_node "] = doc.pop("accelerators_per_node")  # misspelled, trailing space
     doc["number_of_nodes"] = 2.0
     doc["status"] = "available in cloud"
+    doc["division"] = "close"  # as a v1.0 submitter wrote it
     row = parse_system(json.dumps(doc).encode(), "Acme", "box")
     assert (row["accelerators_per_node"], row["number_of_nodes"], row["accelerator_count"]) == (8, 2, 16)
     assert row["availability_category"] == "available_cloud"
+    assert row["division"] == "closed"
     assert "accelerator_per_node" in row["repaired_keys"]
     assert row["official_fields_missing"] == "accelerators_per_node"
     assert to_count("8.0") == 8 and to_count(" 16 ") == 16 and to_count("-") is None and to_count(2.5) is None

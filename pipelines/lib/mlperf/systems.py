@@ -55,6 +55,16 @@ def to_count(value) -> int | None:
     return int(number) if number.is_integer() and number >= 0 else None
 
 
+def normalize_division(value) -> str | None:
+    """'closed', 'Closed ', 'close' (seen in v1.0) → 'closed'; 'open' → 'open'; anything else kept as text."""
+    text = (_text(value) or "").lower()
+    if text.startswith("clos"):
+        return "closed"
+    if text.startswith("open"):
+        return "open"
+    return text or None
+
+
 def availability_category(status: str | None) -> str | None:
     if not status:
         return None
@@ -113,7 +123,7 @@ def parse_system(data: bytes, submitter: str, system: str) -> dict:
         "system": system,
         "system_name": _text(fields.get("system_name")) or system,
         "submitter_declared": _text(fields.get("submitter")),
-        "division": (_text(fields.get("division")) or "").lower() or None,
+        "division": normalize_division(fields.get("division")),
         "availability": status,
         "availability_category": availability_category(status),
         "accelerator_model_name": _text(fields.get("accelerator_model_name")),
