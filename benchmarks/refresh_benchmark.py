@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tarfile
@@ -28,16 +27,22 @@ sys.path.insert(0, str(ROOT / "tests"))
 from support.http_server import LoopbackServer  # noqa: E402
 
 
+# Runs the command in a fresh wrapper process, so the peak RSS is this command's alone.
+_MEASURE = (
+    "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+    "print('PEAK_KB', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(r.returncode)"
+)
+
+
 def run(cmd: list[str], env: dict | None = None) -> tuple[float, int]:
-    """Seconds and peak RSS (MB) of a child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Wall seconds and peak RSS (MB, the largest single process) of a command."""
     started = time.perf_counter()
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, max(peak, before) // 1024
+    peak_kb = int(done.stderr.rsplit("PEAK_KB", 1)[1].split()[0])
+    return seconds, peak_kb // 1024
 
 
 def official_scorer(round_version: str, scratch: Path) -> float:
@@ -59,20 +64,21 @@ def refresh(rounds: list[str], url: str, warehouse: Path) -> tuple[float, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--round", default="v4.1")
+    parser.add_argument("--round", default="v4.1,v2.1", help="rounds compared with the official scorer, one by one")
     parser.add_argument("--skip-official", action="store_true")
     args = parser.parse_args()
     rounds = sorted(p.name.split("_")[2].split("-")[0] for p in SHARED.glob("training_results_v*.tar.gz"))
     print(f"machine: {os.cpu_count()} cores; rounds: {', '.join(rounds)}")
     with LoopbackServer(SHARED) as server, tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        one, one_mb = refresh([args.round], server.url, tmp / "one")
-        print(f"refresh {args.round} (cold, over HTTP): {one:.1f} s, peak RSS {one_mb} MB")
-        if not args.skip_official:
-            (tmp / "scratch").mkdir()
-            official = official_scorer(args.round, tmp / "scratch")
-            print(f"official scorer {args.round}: {official:.1f} s")
-            print(f"speed-up: {official / one:.1f}x")
+        for round_version in args.round.split(","):
+            one, one_mb = refresh([round_version], server.url, tmp / f"one-{round_version}")
+            print(f"refresh {round_version} (cold, over HTTP, into an empty warehouse): {one:.1f} s, peak RSS {one_mb} MB")
+            if not args.skip_official:
+                scratch = tmp / f"scratch-{round_version}"
+                scratch.mkdir()
+                official = official_scorer(round_version, scratch)
+                print(f"official scorer {round_version}: {official:.1f} s; speed-up {official / one:.1f}x")
         cold, cold_mb = refresh(rounds, server.url, tmp / "all")
         print(f"refresh all {len(rounds)} rounds (cold): {cold:.1f} s, peak RSS {cold_mb} MB")
         warm, warm_mb = refresh(rounds, server.url, tmp / "all")

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -38,14 +42,22 @@ def _quarantine(tables: RoundTables, round_version: str, file: str, reason: str,
     })
 
 
+_NUMERIC = (int, float)
+
+
 def _number(value):
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return float(value) if type(value) in _NUMERIC else None  # bool is not a number here
 
 
 def add_events(events: dict[str, list], run_file: str, lines) -> None:
+    seen_init_start = False
     for line in lines:
         if line.key not in EVENT_KEYS:
             continue
+        if line.key == "init_start":  # every rank logs it; the first one starts the timeline
+            if seen_init_start:
+                continue
+            seen_init_start = True
         value = line.value if isinstance(line.value, dict) else {}
         md = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
         events["run_file"].append(run_file)
@@ -110,46 +122,118 @@ def _basic_rules(lines, parse_errors: int) -> tuple[bool, str | None]:
     return True, None
 
 
-def parse_round(archive: Path, round_version: str) -> RoundTables:
+def parse_round(archive: Path, round_version: str, workers: int | None = None) -> RoundTables:
+    """All tables of one round. Result logs are scored on `workers` processes (default: one per
+    core, capped at 4; 1 scores in this process), in archive order."""
     ruleset = compliance.ruleset_for_round(round_version) if format_for_round(round_version) is not MLP05 else None
     tables = RoundTables()
-    for member in iter_members(archive):
-        if member.refused:
-            _quarantine(tables, round_version, member.path, member.refused)
-            continue
-        parts = member.path.split("/")
-        submitter = parts[0]
-        name = parts[-1]
-        if parts[1] == "systems":
-            _add_system(tables, round_version, member.path, member.data, submitter, name[: -len(".json")])
-            continue
-        system = parts[2]
-        if name == "entry.json" and len(parts) == 4:
-            _add_system(tables, round_version, member.path, member.data, submitter, system)
-            continue
-        if len(parts) < 5:
-            _quarantine(tables, round_version, member.path, "file directly in a system folder, outside any benchmark folder")
-            continue
-        benchmark = parts[3]
-        if name.endswith(".json"):
-            if len(parts) == 5:
-                _add_benchmark_json(tables, round_version, member, submitter, system, benchmark)
-            continue
-        if len(parts) != 5:
-            _quarantine(tables, round_version, member.path,
-                        "result file nested below the benchmark folder: the official scorer does not read it")
-            continue
-        row = score_run(member.data, round_version, ruleset, tables.events, member.path)
-        row.update(round=round_version, submitter=submitter, system=system, benchmark=benchmark,
-                   run_file=member.path, ruleset=ruleset)
-        tables.runs.append(row)
-        if row["mllog_lines"] == 0 and not row["parse_errors"]:
-            _quarantine(tables, round_version, member.path, "no MLPerf log lines in this result file; the run is not scored")
-        if row["parse_errors"]:
-            _quarantine(tables, round_version, member.path,
-                        f"{row['parse_errors']} log line(s) could not be parsed; the run is not scored",
-                        row["first_parse_error"])
+    with ResultScorer(round_version, ruleset, workers, small=archive.stat().st_size < 4 << 20) as scorer:
+        for member in iter_members(archive):
+            _route(tables, scorer, round_version, member)
+        for path, row, events in scorer.results():
+            _add_run(tables, round_version, path, row, events)
     return tables
+
+
+def _route(tables: RoundTables, scorer: "ResultScorer", round_version: str, member) -> None:
+    if member.refused:
+        _quarantine(tables, round_version, member.path, member.refused)
+        return
+    parts = member.path.split("/")
+    submitter, name = parts[0], parts[-1]
+    if parts[1] == "systems":
+        _add_system(tables, round_version, member.path, member.data, submitter, name[: -len(".json")])
+    elif name == "entry.json" and len(parts) == 4:
+        _add_system(tables, round_version, member.path, member.data, submitter, parts[2])
+    elif len(parts) < 5:
+        _quarantine(tables, round_version, member.path, "file directly in a system folder, outside any benchmark folder")
+    elif name.endswith(".json"):
+        if len(parts) == 5:
+            _add_benchmark_json(tables, round_version, member, submitter, parts[2], parts[3])
+    elif len(parts) != 5:
+        _quarantine(tables, round_version, member.path,
+                    "result file nested below the benchmark folder: the official scorer does not read it")
+    else:
+        scorer.submit(member.path, member.data)
+
+
+def _add_run(tables: RoundTables, round_version: str, path: str, row: dict, events: dict[str, list]) -> None:
+    submitter, _, system, benchmark, _ = path.split("/")
+    row.update(round=round_version, submitter=submitter, system=system, benchmark=benchmark, run_file=path)
+    tables.runs.append(row)
+    for column, values in events.items():
+        tables.events[column].extend(values)
+    if row["mllog_lines"] == 0 and not row["parse_errors"]:
+        _quarantine(tables, round_version, path, "no MLPerf log lines in this result file; the run is not scored")
+    if row["parse_errors"]:
+        _quarantine(tables, round_version, path,
+                    f"{row['parse_errors']} log line(s) could not be parsed; the run is not scored",
+                    row["first_parse_error"])
+
+
+def _score_batch(batch: list[tuple[str, bytes]], round_version: str, ruleset: str | None) -> list[tuple]:
+    out = []
+    for path, data in batch:
+        events = {c: [] for c in EVENT_COLUMNS}
+        row = score_run(data, round_version, ruleset, events, path)
+        row["ruleset"] = ruleset
+        out.append((path, row, events))
+    return out
+
+
+class ResultScorer:
+    """Scores result logs in worker processes while the archive is still being read.
+
+    Batches keep the per-task overhead low; at most a few batches are in flight, so memory stays
+    bounded whatever the archive's size. Workers start from a fork server that has imported only
+    the parsing modules (no Dagster, no Polars)."""
+
+    BATCH_BYTES = 4 << 20
+    IN_FLIGHT = 6
+
+    def __init__(self, round_version: str, ruleset: str | None, workers: int | None, small: bool = False):
+        self.args = (round_version, ruleset)
+        if workers is None:
+            workers = int(os.environ.get("MLPERF_PARSE_WORKERS") or min(os.cpu_count() or 1, 4))
+        self.pool = None
+        if workers > 1 and not small:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload([__name__])
+            self.pool = ProcessPoolExecutor(workers, mp_context=ctx)
+        self.batch: list[tuple[str, bytes]] = []
+        self.batch_bytes = 0
+        self.pending: deque = deque()
+        self.done: list[tuple] = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+    def submit(self, path: str, data: bytes) -> None:
+        self.batch.append((path, data))
+        self.batch_bytes += len(data)
+        if self.batch_bytes >= self.BATCH_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.batch:
+            return
+        batch, self.batch, self.batch_bytes = self.batch, [], 0
+        if self.pool is None:
+            self.done.extend(_score_batch(batch, *self.args))
+            return
+        self.pending.append(self.pool.submit(_score_batch, batch, *self.args))
+        while len(self.pending) > self.IN_FLIGHT:
+            self.done.extend(self.pending.popleft().result())
+
+    def results(self) -> list[tuple]:
+        self._flush()
+        while self.pending:
+            self.done.extend(self.pending.popleft().result())
+        return self.done
 
 
 def _add_system(tables, round_version, path, data, submitter, system):
