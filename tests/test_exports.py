@@ -114,3 +114,13 @@ def test_partition_files_keep_round_and_light_commands_skip_dagster(built, tmp_p
             "assert 'dagster' not in sys.modules, 'a light command imported dagster'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_bi_recipe_connections_are_read_only(built):
+    """What the README's Superset URI (`?access_mode=read_only`) and Python recipe open: reads work,
+    writes are refused, so a BI tool can never lock out a refresh."""
+    con = duckdb.connect(str(built / "mlperf.duckdb"), config={"access_mode": "read_only"})
+    assert con.execute("select count(*) from fct_training_result").fetchone()[0] > 0
+    assert con.sql("select * from fct_training_result where round = 'v5.0'").pl().height > 0
+    with pytest.raises(duckdb.Error, match="read-only"):
+        con.execute("create table scratch as select 1")

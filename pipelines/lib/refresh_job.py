@@ -128,7 +128,8 @@ def _refresh(
     progress("building and publishing the warehouse ...")
     started = time.perf_counter()
     result = dg.materialize(
-        [warehouse_assets.mlperf_warehouse, warehouse_checks.quarantine_counts, warehouse_checks.training_result_unique],
+        [warehouse_assets.mlperf_warehouse, warehouse_checks.quarantine_counts, warehouse_checks.training_result_unique,
+         warehouse_checks.unmapped_accelerators],
         instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET,
     )
     meta = _metadata(result, "mlperf_warehouse") if result.success else {}

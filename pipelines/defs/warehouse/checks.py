@@ -34,3 +34,22 @@ def training_result_unique(warehouse_location: WarehouseLocation) -> dg.AssetChe
             "select count(*) from (select 1 from fct_training_result group by round, submitter, system, benchmark having count(*) > 1)"
         ).fetchone()[0]
     return dg.AssetCheckResult(passed=duplicates == 0, metadata={"duplicate_keys": duplicates})
+
+
+@dg.asset_check(
+    asset=mlperf_warehouse,
+    description="Every accelerator_model_name of dim_system maps to dim_accelerator, or is named here. "
+    "Names mapped to nothing on purpose (CPU-only systems) are listed apart and do not fail the check.",
+)
+def unmapped_accelerators(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
+    with connect_readonly(published_db(warehouse_location.path())) as con:
+        rows = con.execute(
+            "select accelerator_mapping, coalesce(accelerator_model_name, '(none)'), list(distinct round order by round), "
+            "count(*) from dim_system where accelerator_mapping <> 'mapped' group by all order by 1, 2"
+        ).fetchall()
+    unmapped = {name: f"{n} systems in {', '.join(rounds)}" for kind, name, rounds, n in rows if kind == "unmapped"}
+    deliberate = {name: f"{n} systems in {', '.join(rounds)}" for kind, name, rounds, n in rows if kind != "unmapped"}
+    return dg.AssetCheckResult(
+        passed=not unmapped,
+        metadata={"unmapped": dg.MetadataValue.json(unmapped), "deliberately_unmapped": dg.MetadataValue.json(deliberate)},
+    )

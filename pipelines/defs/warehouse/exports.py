@@ -9,6 +9,7 @@ from pipelines.lib.exports import export
     deps=[mlperf_warehouse],
     group_name="warehouse",
     kinds={"parquet"},
+    automation_condition=dg.AutomationCondition.eager(),  # after every publish
     description="Every public table of the published warehouse as Parquet (partitioned by round where a "
     "table has one) with manifest.json, in <warehouse>/exports/parquet, for BI tools.",
 )
