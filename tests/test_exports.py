@@ -120,7 +120,7 @@ def test_bi_recipe_connections_are_read_only(built):
     """What the README's Superset URI (`?access_mode=read_only`) and Python recipe open: reads work,
     writes are refused, so a BI tool can never lock out a refresh."""
     con = duckdb.connect(str(built / "mlperf.duckdb"), config={"access_mode": "read_only"})
-    assert con.execute("select count(*) from fct_training_result").fetchone()[0] > 0
+    assert con.execute("select count(*) from fct_training_result").fetchall()[0][0] > 0
     assert con.sql("select * from fct_training_result where round = 'v5.0'").pl().height > 0
     with pytest.raises(duckdb.Error, match="read-only"):
         con.execute("create table scratch as select 1")
