@@ -5,14 +5,14 @@
 - `PriceQuarantineRow`: rows that were kept out, with the reason and the raw record.
 - `AzureRetailItem`, `OciPriceItem`: the flat fields of the raw shapes the parsers rely on.
 - `AcceleratorRow`, `AcceleratorAliasRow`: the dim_accelerator seed files.
-`split_valid_prices` validates lazily and turns failure cases into quarantine rows rather than
+`pipelines.lib.validation.validate_or_quarantine` validates lazily and turns failure cases into quarantine rows rather than
 dropping them (drop_invalid_rows would hide the errors).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import Annotated, Optional
 
 import pandera.polars as pa
 import polars as pl
@@ -37,7 +37,7 @@ class CloudPriceRow(pa.DataFrameModel):
     unit: pe.String
     source_url: pe.String = pa.Field(nullable=True)
     raw_ref: pe.String = pa.Field(str_length={"min_value": 1})
-    fetched_at: Optional[pe.DateTime] = pa.Field(nullable=True)
+    fetched_at: Optional[Annotated[pl.Datetime, "us", "UTC"]] = pa.Field(nullable=True)
 
     @pa.dataframe_check(error="price_per_accelerator_hour_usd != price_per_hour_usd / accelerators_per_instance")
     def per_accelerator_price_consistent(cls, data: pa.PolarsData) -> pl.LazyFrame:
@@ -102,32 +102,3 @@ class AcceleratorAliasRow(pa.DataFrameModel):
 
     class Config:
         strict = False
-
-
-def split_valid_prices(prices: pl.DataFrame, source: str = "prices") -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(rows that pass CloudPriceRow, quarantine rows for those that fail, with the check as reason)."""
-    try:
-        CloudPriceRow.validate(prices, lazy=True)
-        return prices, pl.DataFrame(schema={"source": pl.String, "file": pl.String, "record": pl.String,
-                                            "reason": pl.String, "payload": pl.String})
-    except pa.errors.SchemaErrors as errors:
-        cases = errors.failure_cases
-    indexed = prices.with_row_index("_row")
-    bad: dict[int, list[str]] = {}
-    whole_frame: list[str] = []
-    for case in cases.iter_rows(named=True):
-        reason = f"{case.get('column') or 'row'}: {case.get('check')}"
-        if case.get("index") is None:
-            whole_frame.append(reason)
-        else:
-            bad.setdefault(int(case["index"]), []).append(reason)
-    if whole_frame and not bad:
-        raise ValueError(f"{source}: the price table fails frame-level checks: {whole_frame}")
-    keep = indexed.filter(~pl.col("_row").is_in(list(bad))).drop("_row")
-    quarantine = pl.DataFrame(
-        [{"source": source, "file": "", "record": str(row.get("raw_ref")), "reason": "; ".join(bad[row["_row"]]),
-          "payload": json.dumps(row, default=str, sort_keys=True)}
-         for row in indexed.filter(pl.col("_row").is_in(list(bad))).iter_rows(named=True)],
-        schema={"source": pl.String, "file": pl.String, "record": pl.String, "reason": pl.String,
-                "payload": pl.String}, orient="row")
-    return keep, quarantine

@@ -10,6 +10,7 @@ import duckdb
 import pytest
 from conftest import SHARED_MLPERF, needs_shared_mlperf
 from support.http_server import LoopbackServer
+from support.price_site import PRICE_URL_VARIABLES, SHARED_PRICES, serve_fixtures
 
 from pipelines.lib.refresh_job import refresh
 
@@ -20,21 +21,28 @@ OFFICIAL_ROUNDS = sorted(p.name.split("_")[0] for p in (SHARED_MLPERF / "officia
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
+    """Every shared round, plus the shared price lists when present, refreshed twice over HTTP."""
     base = tmp_path_factory.mktemp("e2e") / "warehouse"
-    old = os.environ.get("MLPERF_WAREHOUSE_DIR")
+    with_prices = SHARED_PRICES.is_dir()
+    saved = {k: os.environ.get(k) for k in ("MLPERF_WAREHOUSE_DIR", "MLPERF_GCP_API_KEY", *PRICE_URL_VARIABLES)}
     os.environ["MLPERF_WAREHOUSE_DIR"] = str(base)
     try:
-        with LoopbackServer(SHARED_MLPERF) as server:
-            first = refresh(ROUNDS, url_template=f"{server.url}/training_results_{{version}}-main.tar.gz", prices=False)
+        with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
+            if with_prices:
+                serve_fixtures(prices)
+                os.environ.update({k: prices.url for k in PRICE_URL_VARIABLES} | {"MLPERF_GCP_API_KEY": "test-key"})
+            template = f"{server.url}/training_results_{{version}}-main.tar.gz"
+            first = refresh(ROUNDS, url_template=template, prices=with_prices, backoff_seconds=0.01)
             fetched_first = len(server.requests)
-            second = refresh(ROUNDS, url_template=f"{server.url}/training_results_{{version}}-main.tar.gz", prices=False)
+            second = refresh(ROUNDS, url_template=template, prices=False)
             requests = list(server.requests[fetched_first:])
         yield base, first, second, requests
     finally:
-        if old is None:
-            os.environ.pop("MLPERF_WAREHOUSE_DIR", None)
-        else:
-            os.environ["MLPERF_WAREHOUSE_DIR"] = old
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def test_all_rounds_load_and_quarantine_is_counted(built):
@@ -48,6 +56,58 @@ def test_all_rounds_load_and_quarantine_is_counted(built):
     assert per_round["v0.6"] > 0  # v0.6 ships system files that are log text, not JSON
     # Every quarantined system file is also visible as missing from dim_system, not silently dropped.
     assert con.execute("select count(*) from fct_quarantine where reason like 'system description%'").fetchone()[0] > 0
+
+
+def test_every_systems_file_accelerator_maps_or_is_named(built):
+    con = duckdb.connect(str(built[0] / "mlperf.duckdb"), read_only=True)
+    unmapped = con.execute(
+        "select distinct round, accelerator_model_name from dim_system where accelerator_mapping = 'unmapped'"
+    ).fetchall()
+    assert unmapped == []
+    deliberate = {n for (n,) in con.execute(
+        "select distinct accelerator_model_name from dim_system where accelerator_mapping = 'deliberately_unmapped'"
+    ).fetchall()}
+    assert deliberate <= {"N/A", "NA", None}  # CPU-only submissions
+
+
+def test_marts_hold_their_properties_on_the_shared_rounds(built):
+    con = duckdb.connect(str(built[0] / "mlperf.duckdb"), read_only=True)
+    base_rows = con.execute(
+        "select count(*), count(*) filter (where abs(convergence_scaling_efficiency - 1) > 1e-12) "
+        "from mart_scaling_efficiency where system = base_system"
+    ).fetchone()
+    assert base_rows[0] > 100 and base_rows[1] == 0
+    assert con.execute(
+        "select count(*) from mart_scaling_efficiency where convergence_scaling_efficiency <= 0 "
+        "or weak_scaling_efficiency <= 0 or speedup <= 0"
+    ).fetchone()[0] == 0
+    scaled = con.execute("select count(*) from mart_scaling_efficiency where accelerator_count > base_accelerator_count").fetchone()[0]
+    assert scaled > 50
+    # Trillium GPT-3 in v4.1 scales close to linearly in throughput (Google's own analysis: ~99 %).
+    trillium = con.execute(
+        "select min(weak_scaling_efficiency) from mart_scaling_efficiency "
+        "where round = 'v4.1' and benchmark = 'gpt3' and accelerator = 'google-tpu-v6e'"
+    ).fetchone()[0]
+    if trillium is not None:
+        assert 0.9 < trillium <= 1.05
+    assert con.execute("select count(*) from mart_utilization where mfu <= 0 or mfu > 2").fetchone()[0] == 0
+    if not SHARED_PRICES.is_dir():
+        pytest.skip(f"shared price fixtures not found at {SHARED_PRICES}: cost marts not checked")
+    costs = con.execute(
+        "select count(*), count(*) filter (where cost_to_train_usd <= 0), "
+        "max(abs(cost_to_train_usd - score_minutes / 60 * accelerator_count * price_per_accelerator_hour_usd)), "
+        "count(*) filter (where is_native_cloud) from mart_cost_to_train"
+    ).fetchone()
+    assert costs[0] > 100 and costs[1] == 0 and costs[2] < 1e-6 and costs[3] > 0
+    # Same price option, same score per chip: cost grows with accelerator count and with price.
+    pairs = con.execute("""
+        select count(*), count(*) filter (where b.cost_to_train_usd / a.cost_to_train_usd
+            - (b.score_minutes * b.accelerator_count) / (a.score_minutes * a.accelerator_count) > 1e-9)
+        from mart_cost_to_train a join mart_cost_to_train b
+          on a.provider = b.provider and a.region = b.region and a.pricing_model = b.pricing_model
+         and a.accelerator = b.accelerator and a.sku = b.sku and a.system <> b.system
+    """).fetchone()
+    assert pairs[0] > 0 and pairs[1] == 0
 
 
 def test_second_refresh_downloads_and_rebuilds_nothing(built):

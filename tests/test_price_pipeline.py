@@ -12,6 +12,9 @@ import polars as pl
 import pytest
 
 from support.http_server import LoopbackServer, Reply, Status
+from support.price_site import (
+    AWS_INDEX, AWS_OFFER, AZURE, DAY1, DAY2, GCP_COMPUTE, GCP_TPU, OCI, SHARED_PRICES, json_reply, serve_fixtures, shared,
+)
 
 from pipelines.defs.prices.assets import (
     PRICE_ASSETS, aws_prices, azure_prices, gcp_prices, oci_prices,
@@ -22,37 +25,8 @@ from pipelines.lib import warehouse
 from pipelines.lib.paths import published_db
 from pipelines.lib.refresh_job import _error
 
-SHARED_PRICES = Path(__file__).resolve().parents[2] / "shared" / "prices"
 pytestmark = pytest.mark.skipif(not SHARED_PRICES.is_dir(),
                                 reason=f"shared price fixtures not found at {SHARED_PRICES} (../shared beside the checkout)")
-
-DAY1, DAY2 = "2026-11-28", "2026-11-29"
-AZURE = "/api/retail/prices"
-AWS_INDEX = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
-AWS_OFFER = "/offers/v1.0/aws/AmazonEC2/20260826000000/us-east-1/index.json"
-GCP_COMPUTE = "/v1/services/6F81-5844-456A/skus"
-GCP_TPU = "/v1/services/E000-3F24-B8AA/skus"
-OCI = "/pls/apex/cetools/api/v1/products/"
-
-
-def shared(name: str) -> bytes:
-    return (SHARED_PRICES / name).read_bytes()
-
-
-def json_reply(body: bytes) -> Reply:
-    return Reply(200, body, {"Content-Type": "application/json"})
-
-
-def serve_fixtures(server: LoopbackServer, azure_page2: bytes | None = None) -> None:
-    page1 = shared("azure_retail_prices_page1.json").replace(b"https://prices.azure.com:443", server.url.encode())
-    page2 = azure_page2 or shared("azure_retail_prices_page2.json")
-    server.route(AZURE, lambda path, query, headers: json_reply(page2 if "$skip" in query else page1))
-    index = {"formatVersion": "v1.0", "regions": {"us-east-1": {"regionCode": "us-east-1", "currentVersionUrl": AWS_OFFER}}}
-    server.route(AWS_INDEX, lambda *_: json_reply(json.dumps(index).encode()))
-    server.route(AWS_OFFER, lambda *_: json_reply(shared("aws_offer_ec2_us-east-1_subset.json")))
-    server.route(GCP_COMPUTE, lambda *_: json_reply(shared("gcp_billing_skus_compute_gpu.json")))
-    server.route(GCP_TPU, lambda *_: json_reply(shared("gcp_billing_skus_tpu.json")))
-    server.route(OCI, lambda *_: json_reply(shared("oci_products.json")))
 
 
 @pytest.fixture

@@ -23,7 +23,8 @@ from pipelines.lib.prices.gcp import gcp_next_page_token, parse_gcp_skus
 from pipelines.lib.prices.normalize import PRICE_SCHEMA, ParsedPrices, concat_parsed
 from pipelines.lib.prices.oci import parse_oci_products
 from pipelines.lib.staging import write_staged
-from pipelines.lib.validation import QUARANTINE_SCHEMA
+from pipelines.lib.validation import QUARANTINE_SCHEMA, validate_or_quarantine
+from schemas.prices import CloudPriceRow
 
 PROVIDERS = ("azure", "aws", "gcp", "oci", "curated")
 
@@ -179,7 +180,8 @@ def fetch_curated(raw_root: Path, *, day: str | None = None, path: Path = CURATE
 
 def stage_prices(provider: str, parsed: ParsedPrices, base: Path | None, day: str,
                  fetched_at: datetime | None = None) -> dict[str, Path]:
-    """Write `cloud_prices/<provider>-<day>` and `quarantine/prices-<provider>-<day>` (each atomic).
+    """Validate the normalized rows (`CloudPriceRow`; failures join the quarantine), then write
+    `cloud_prices/<provider>-<day>` and `quarantine/prices-<provider>-<day>` (each atomic).
 
     The quarantine file is written first, so a price snapshot never appears without its
     quarantine rows.
@@ -193,6 +195,10 @@ def stage_prices(provider: str, parsed: ParsedPrices, base: Path | None, day: st
         pl.lit(fetched_at).cast(pl.Datetime("us", "UTC")).alias("fetched_at"),
         pl.lit(snapshot).alias("snapshot"),
     )
+    prices, invalid = validate_or_quarantine(
+        prices, CloudPriceRow, source=f"prices/{provider}", partition=snapshot, file_column="source_url"
+    )
+    quarantine = pl.concat([quarantine, invalid])
     q_path = write_staged("quarantine", f"prices-{snapshot}", quarantine, base)
     p_path = write_staged("cloud_prices", snapshot, prices, base)
     return {"prices": p_path, "quarantine": q_path}

@@ -1,0 +1,41 @@
+"""The shared price fixtures served at the providers' real API paths, for tests on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.http_server import LoopbackServer, Reply
+
+PRICE_URL_VARIABLES = ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_BILLING_URL",
+                       "MLPERF_OCI_PRICES_URL")
+
+SHARED_PRICES = Path(__file__).resolve().parents[3] / "shared" / "prices"
+
+DAY1, DAY2 = "2026-11-28", "2026-11-29"
+AZURE = "/api/retail/prices"
+AWS_INDEX = "/offers/v1.0/aws/AmazonEC2/current/region_index.json"
+AWS_OFFER = "/offers/v1.0/aws/AmazonEC2/20260826000000/us-east-1/index.json"
+GCP_COMPUTE = "/v1/services/6F81-5844-456A/skus"
+GCP_TPU = "/v1/services/E000-3F24-B8AA/skus"
+OCI = "/pls/apex/cetools/api/v1/products/"
+
+
+def shared(name: str) -> bytes:
+    return (SHARED_PRICES / name).read_bytes()
+
+
+def json_reply(body: bytes) -> Reply:
+    return Reply(200, body, {"Content-Type": "application/json"})
+
+
+def serve_fixtures(server: LoopbackServer, azure_page2: bytes | None = None) -> None:
+    page1 = shared("azure_retail_prices_page1.json").replace(b"https://prices.azure.com:443", server.url.encode())
+    page2 = azure_page2 or shared("azure_retail_prices_page2.json")
+    server.route(AZURE, lambda path, query, headers: json_reply(page2 if "$skip" in query else page1))
+    index = {"formatVersion": "v1.0", "regions": {"us-east-1": {"regionCode": "us-east-1", "currentVersionUrl": AWS_OFFER}}}
+    server.route(AWS_INDEX, lambda *_: json_reply(json.dumps(index).encode()))
+    server.route(AWS_OFFER, lambda *_: json_reply(shared("aws_offer_ec2_us-east-1_subset.json")))
+    server.route(GCP_COMPUTE, lambda *_: json_reply(shared("gcp_billing_skus_compute_gpu.json")))
+    server.route(GCP_TPU, lambda *_: json_reply(shared("gcp_billing_skus_tpu.json")))
+    server.route(OCI, lambda *_: json_reply(shared("oci_products.json")))

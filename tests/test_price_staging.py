@@ -1,0 +1,33 @@
+"""Staging a price snapshot: rows failing the CloudPriceRow model join the quarantine, never vanish."""
+
+from datetime import date, datetime, timezone
+
+import polars as pl
+
+from pipelines.lib.prices.fetch import stage_prices
+from pipelines.lib.prices.normalize import PRICE_SCHEMA, QUARANTINE_SCHEMA, ParsedPrices
+
+
+def _row(**overrides):
+    row = {
+        "provider": "azure", "sku": "Standard_ND96isr_H100_v5", "region": "eastus", "pricing_model": "on_demand",
+        "accelerator": "nvidia-h100-sxm-80gb", "accelerators_per_instance": 8, "price_per_hour_usd": 98.32,
+        "price_per_accelerator_hour_usd": 12.29, "effective_date": date(2026, 9, 1), "currency": "USD",
+        "unit": "1 Hour", "source_url": "http://127.0.0.1/api/retail/prices", "raw_ref": "meter-1",
+    }
+    return row | overrides
+
+
+def test_invalid_rows_are_quarantined_with_the_failed_check(warehouse):
+    prices = pl.DataFrame([_row(), _row(raw_ref="meter-2", region="westus", price_per_accelerator_hour_usd=99.0)],
+                          schema=PRICE_SCHEMA)
+    parsed = ParsedPrices(prices, pl.DataFrame(schema=QUARANTINE_SCHEMA))
+    paths = stage_prices("azure", parsed, warehouse, "2026-11-29", datetime(2026, 11, 29, tzinfo=timezone.utc))
+    staged = pl.read_parquet(paths["prices"])
+    quarantined = pl.read_parquet(paths["quarantine"])
+    assert staged["raw_ref"].to_list() == ["meter-1"]
+    assert staged["fetched_at"].dtype == pl.Datetime("us", "UTC") and staged["snapshot"][0] == "azure-2026-11-29"
+    assert quarantined.height == 1
+    assert quarantined["partition"][0] == "azure-2026-11-29"
+    assert "price_per_accelerator_hour_usd != price_per_hour_usd / accelerators_per_instance" in quarantined["reason"][0]
+    assert "meter-2" in quarantined["payload"][0]
