@@ -65,14 +65,21 @@ def _export_table(con, table: str, cols: list[dict], fmt: str, tmp: Path) -> tup
         return path, []
     if any(c["name"] == "round" for c in cols):
         # Hive layout table/round=v5.0/*.parquet so engines prune rounds by folder; the files keep
-        # the round column too, for tools that read a folder of files without hive support.
+        # the round column too, for tools that read a folder of files without hive support. One
+        # COPY per round: DuckDB's PARTITION_BY buffers every partition at once (~0.8 GB for the
+        # event table of six rounds), one round at a time stays small.
         target = tmp / table
-        if con.execute(f"select count(*) from ({source})").fetchone()[0]:
-            con.execute(f"copy ({source}) to {quote_literal(str(target))} "
-                        "(format parquet, partition_by (round), write_partition_columns true)")
-        else:  # partitioning an empty table writes no file; keep the same path with an empty file
-            target.mkdir()
+        target.mkdir()
+        rounds = [r for (r,) in con.execute(f"select distinct round from ({source}) order by 1").fetchall()]
+        if not rounds:  # an empty table still gets a file, with its columns
             con.execute(f"copy ({source}) to {quote_literal(str(target / 'data_0.parquet'))} (format parquet)")
+        for round_version in rounds:
+            folder = target / f"round={round_version if round_version is not None else '__HIVE_DEFAULT_PARTITION__'}"
+            folder.mkdir()
+            where = "round is null" if round_version is None else f"round = {quote_literal(round_version)}"
+            con.execute(
+                f"copy ({source} where {where}) to {quote_literal(str(folder / 'data_0.parquet'))} (format parquet)"
+            )
         return f"{table}/**/*.parquet", ["round"]
     path = f"{table}.parquet"
     con.execute(f"copy ({source}) to {quote_literal(str(tmp / path))} (format parquet)")
