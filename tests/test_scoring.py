@@ -76,3 +76,35 @@ def test_broken_scaling_json_gives_no_score_and_a_quarantine_row(warehouse):
     assert score[0] is None and "scaling.json unusable" in score[4]
     reasons = [r for (r,) in con.execute("select reason from fct_quarantine").fetchall()]
     assert any("scaling.json unusable" in r for r in reasons)
+
+
+def test_odd_file_names_and_keys_come_from_folders_not_logs(warehouse):
+    # Logs that claim another submitter and benchmark; files named as real submitters name them.
+    runs = [open_ssd_run(10**6 * (i + 1), m) for i, m in enumerate([10, 20, 30])]
+    runs = ["\n".join(r).replace('"Acme"', '"SomeoneElse"') for r in runs]
+    members = {"Acme/systems/box.json": system_json()}
+    for name, text in zip(["result_04.txt", "result_240930043022868987627_01.txt", "result_2.txt"], runs):
+        members[f"Acme/results/box/ssd/{name}"] = text.encode()
+    members["Acme/results/box/ssd/notes.txt"] = b"not a result file"
+    con = _build(warehouse, members)
+    names = {n for (n,) in con.execute("select run_file_name from fct_training_run").fetchall()}
+    assert names == {"result_04.txt", "result_240930043022868987627_01.txt", "result_2.txt"}
+    assert con.execute("select distinct submitter, system, benchmark from fct_training_run").fetchall() == [("Acme", "box", "ssd")]
+    assert _score(con, "box")[0] == 20.0
+
+
+def test_query_command_formats(warehouse):
+    import json
+    import subprocess
+    import sys
+
+    _build(warehouse, {"Acme/systems/a.json": system_json()} | _runs([10, 20, 30], "Acme/results/a/ssd"))
+    cli = [sys.executable, "-m", "pipelines.cli", "query", "select system, score_minutes from fct_training_result"]
+    table = subprocess.run(cli, capture_output=True, text=True, check=True).stdout
+    assert "score_minutes" in table and "20.0" in table and "(1 row)" in table
+    csv_out = subprocess.run(cli + ["--format", "csv"], capture_output=True, text=True, check=True).stdout
+    assert csv_out.splitlines() == ["system,score_minutes", "a,20.0"]
+    rows = json.loads(subprocess.run(cli + ["--format", "json"], capture_output=True, text=True, check=True).stdout)
+    assert rows == [{"system": "a", "score_minutes": 20.0}]
+    bad = subprocess.run(cli[:-1] + ["select * from no_such_table"], capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stderr.startswith("error:") and "no_such_table" in bad.stderr

@@ -52,7 +52,8 @@ def _marker(round_version: str, base: Path) -> Path:
 def stage_round(round_version: str, base: Path) -> StageResult:
     """Parse the round's archive into staged Parquet, unless the same archive was staged by this code."""
     archive = archive_path(round_version, base)
-    sha = hashlib.sha256(archive.read_bytes()).hexdigest()
+    with open(archive, "rb") as fh:
+        sha = hashlib.file_digest(fh, "sha256").hexdigest()
     version = parser_version()
     marker = _marker(round_version, base)
     if marker.exists():
