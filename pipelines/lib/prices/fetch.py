@@ -8,8 +8,6 @@ unless the whole fetch and parse succeeded, so a failed fetch keeps the previous
 
 from __future__ import annotations
 
-import os
-import secrets
 from datetime import date, datetime, timezone
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from pipelines.lib.prices.curated import CURATED_CSV, load_curated_prices
 from pipelines.lib.prices.gcp import gcp_next_page_token, parse_gcp_skus
 from pipelines.lib.prices.normalize import PRICE_SCHEMA, ParsedPrices, concat_parsed
 from pipelines.lib.prices.oci import parse_oci_products
-from pipelines.lib.staging import write_staged
+from pipelines.lib.staging import atomic_write, write_staged
 from pipelines.lib.validation import QUARANTINE_SCHEMA, validate_or_quarantine
 from schemas.prices import CloudPriceRow
 
@@ -55,15 +53,8 @@ def provider_raw_dir(raw_root: Path, provider: str, day: str) -> Path:
 
 
 def _save(directory: Path, name: str, body: bytes) -> Path:
-    """Write the raw bytes atomically (temp file, then rename)."""
-    target = directory / name
-    tmp = directory / f".{name}.{secrets.token_hex(6)}.part"
-    try:
-        tmp.write_bytes(body)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
+    """Keep a raw response as fetched (atomically)."""
+    return atomic_write(directory / name, lambda tmp: tmp.write_bytes(body))
 
 
 def _base(url: str) -> str:
