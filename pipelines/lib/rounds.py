@@ -7,7 +7,7 @@ import os
 import re
 
 DEFAULT_ROUNDS = "v0.5,v0.6,v0.7,v1.0,v1.1,v2.0,v2.1,v3.0,v3.1,v4.0,v4.1,v5.0,v5.1"
-DEFAULT_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/training_results_{version}/archive/refs/heads/main.tar.gz"
+DEFAULT_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/training_results_{version}/archive/HEAD.tar.gz"
 ROUND_PATTERN = re.compile(r"^v\d+\.\d+$")
 
 
