@@ -1,0 +1,73 @@
+"""Whole `mlperf-warehouse refresh` processes: queries during a refresh, and a refresh killed part-way."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.logs import make_archive, open_ssd_run, system_json
+
+CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
+COUNT_SQL = "select count(*) as systems, sum(runs_total) as runs from fct_training_result"
+
+
+def _archive(path: Path, systems: int) -> None:
+    members = {}
+    for s in range(systems):
+        members[f"Acme/systems/box{s}.json"] = system_json()
+        for i, minutes in enumerate([10, 20, 30, 40, 50]):
+            members[f"Acme/results/box{s}/ssd/result_{i}.txt"] = "\n".join(open_ssd_run(10**6 * (i + 1), minutes)).encode()
+    path.write_bytes(make_archive(members))
+
+
+@pytest.fixture
+def env(tmp_path, warehouse):
+    site = tmp_path / "site"
+    site.mkdir()
+    environment = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse),
+                                "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz")}
+    _archive(site / "training_results_v4.1-main.tar.gz", systems=20)
+    subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment, check=True, capture_output=True)
+    _archive(site / "training_results_v4.1-main.tar.gz", systems=400)  # the next refresh has more to do
+    return environment, warehouse
+
+
+def _count(environment):
+    proc = subprocess.run(CLI + ["query", COUNT_SQL, "--format", "json"], env=environment, capture_output=True, text=True)
+    assert proc.returncode == 0, f"query failed during a refresh: {proc.stderr}"
+    row = json.loads(proc.stdout)[0]
+    return row["systems"], row["runs"]
+
+
+def test_queries_while_a_refresh_runs_see_the_old_or_the_new_build(env):
+    environment, _ = env
+    refresh = subprocess.Popen(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen = []
+    while refresh.poll() is None:
+        seen.append(_count(environment))
+    assert refresh.returncode == 0, refresh.stderr.read().decode()
+    seen.append(_count(environment))
+    assert set(seen) <= {(20, 100), (400, 2000)}, seen
+    assert seen[0] == (20, 100) and seen[-1] == (400, 2000)
+
+
+def test_a_refresh_killed_part_way_leaves_the_warehouse_and_the_next_refresh_completes(env):
+    environment, warehouse = env
+    published = warehouse / "mlperf.duckdb"
+    before = published.read_bytes()
+    refresh = subprocess.Popen(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    assert b"fetching and parsing" in refresh.stderr.readline()
+    time.sleep(0.3)  # inside the round's parse, well before publishing
+    os.killpg(refresh.pid, signal.SIGKILL)  # the refresh and its parse workers
+    refresh.wait()
+    assert published.read_bytes() == before
+    assert _count(environment) == (20, 100)
+    done = subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _count(environment) == (400, 2000)
