@@ -207,3 +207,18 @@ def test_refresh_prices_one_failure_does_not_stop_others(site):
     assert set(by_name) == {"prices azure", "prices aws", "prices gcp", "prices oci", "prices curated"}
     assert not by_name["prices oci"].ok and "404" in by_name["prices oci"].detail
     assert all(o.ok for n, o in by_name.items() if n != "prices oci")
+
+
+def test_full_refresh_publishes_when_one_provider_fails_keeping_its_last_snapshot(site):
+    from pipelines.lib.refresh_job import refresh
+
+    server, base = site
+    assert run(PRICE_ASSETS, DAY1, base).success
+    server.route(OCI, lambda *_: Reply(500, b"down"))
+    summary = refresh([], prices=True, backoff_seconds=0.01)
+    assert not summary.ok and summary.published, summary.render()
+    assert "previous data kept for: prices oci" in summary.render()
+    current = query(base, "select provider, min(snapshot) as snapshot from fct_cloud_price_current group by 1")
+    snapshots = dict(zip(current["provider"], current["snapshot"]))
+    assert snapshots["oci"] == f"oci-{DAY1}"
+    assert snapshots["azure"] != f"azure-{DAY1}"  # today's snapshot

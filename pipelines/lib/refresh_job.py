@@ -36,7 +36,13 @@ class RefreshSummary:
         lines = [f"{'step':<{width}}  {'result':<6}  {'secs':>6}  detail"]
         for s in self.steps:
             lines.append(f"{s.name:<{width}}  {'ok' if s.ok else 'FAILED':<6}  {s.seconds:>6.1f}  {s.detail}")
-        verdict = "published" if self.published else ("unchanged" if self.ok else "NOT published (previous warehouse kept)")
+        failed = [s.name for s in self.steps if not s.ok]
+        if self.published:
+            verdict = "published" + (f" (previous data kept for: {', '.join(failed)})" if failed else "")
+        elif any(s.name == "warehouse" and s.ok for s in self.steps):
+            verdict = "unchanged (no input changed)"
+        else:
+            verdict = "NOT published (previous warehouse kept)"
         lines.append(f"warehouse: {verdict} at {warehouse_dir() / 'mlperf.duckdb'}")
         return "\n".join(lines)
 
@@ -120,10 +126,16 @@ def _refresh(
     if prices:
         from .refresh_prices import refresh_prices  # the price lists' own issue
 
-        summary.steps.extend(refresh_prices(instance, resources, progress))
+        from pipelines.defs.prices.resources import price_sources_from_env
 
-    if not summary.ok:
-        progress("a step failed: the published warehouse is left as it was")
+        sources = price_sources_from_env(backoff_seconds=backoff_seconds)
+        summary.steps.extend(refresh_prices(instance, resources, progress, price_sources=sources))
+
+    # A results round that fails blocks publishing: its scores would silently be those of an older
+    # archive. A price list that fails does not: that provider's previous snapshot stays current
+    # (the price history says when it was fetched) and the others' fresh prices are published.
+    if any(not s.ok for s in summary.steps if s.name.startswith("results")):
+        progress("a results round failed: the published warehouse is left as it was")
         return summary
     progress("building and publishing the warehouse ...")
     started = time.perf_counter()
