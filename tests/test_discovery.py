@@ -105,3 +105,20 @@ def test_github_down_is_a_skip_not_a_crash(github):
     github.server.close()
     result = evaluate(dg.DagsterInstance.ephemeral(), None)
     assert isinstance(result, dg.SkipReason) and "unavailable" in result.skip_message
+
+
+def test_configured_rounds_become_partitions_without_github(monkeypatch):
+    from pipelines.defs.operations.sensors import configured_rounds
+    from pipelines.definitions import defs
+
+    monkeypatch.setenv("MLPERF_ROUNDS", "v4.1,v5.0")
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("mlperf_round", ["v4.1"])
+        context = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), cursor=None,
+                                          definitions=defs(), sensor_name=configured_rounds.name)
+        data = configured_rounds.evaluate_tick(context)
+        assert [r.partition_key for r in data.run_requests] == ["v5.0"]
+        assert [list(r.partition_keys) for r in data.dynamic_partitions_requests] == [["v5.0"]]
+        instance.add_dynamic_partitions("mlperf_round", ["v5.0"])
+        again = configured_rounds.evaluate_tick(context)
+        assert not again.run_requests and "already" in again.skip_message

@@ -49,6 +49,29 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
     )
 
 
+@dg.sensor(
+    job=mlperf_rounds_job,
+    minimum_interval_seconds=300,
+    description="Rounds listed in MLPERF_ROUNDS (default v0.5 … v5.1) that are not partitions yet become "
+    "partitions and are fetched: adding a round is configuration, with or without GitHub discovery.",
+)
+def configured_rounds(context: dg.SensorEvaluationContext):
+    from pipelines.lib.rounds import configured_rounds as rounds_from_config
+
+    known = set(context.instance.get_dynamic_partitions(mlperf_rounds.name))
+    new = [r for r in rounds_from_config() if r not in known]
+    if not new:
+        return dg.SkipReason("every configured round is a partition already")
+    return dg.SensorResult(
+        run_requests=[
+            dg.RunRequest(run_key=f"configured-{r}", partition_key=r,
+                          asset_selection=[mlperf_results_archive.key, mlperf_round_tables.key])
+            for r in new
+        ],
+        dynamic_partitions_requests=[mlperf_rounds.build_add_request(new)],
+    )
+
+
 @dg.run_status_sensor(
     run_status=dg.DagsterRunStatus.SUCCESS,
     monitored_jobs=[mlperf_rounds_job, price_refresh_job],
