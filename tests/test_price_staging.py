@@ -23,6 +23,7 @@ def test_invalid_rows_are_quarantined_with_the_failed_check(warehouse):
                           schema=PRICE_SCHEMA)
     parsed = ParsedPrices(prices, pl.DataFrame(schema=QUARANTINE_SCHEMA))
     paths = stage_prices("azure", parsed, warehouse, "2026-11-29", datetime(2026, 11, 29, tzinfo=timezone.utc))
+    assert (paths["rows"], paths["quarantined"]) == (1, 1)
     staged = pl.read_parquet(paths["prices"])
     quarantined = pl.read_parquet(paths["quarantine"])
     assert staged["raw_ref"].to_list() == ["meter-1"]

@@ -1,3 +1,5 @@
+import time
+
 import dagster as dg
 
 from pipelines.defs.mlperf.partitions import mlperf_rounds
@@ -18,6 +20,7 @@ def mlperf_results_archive(
 ) -> dg.MaterializeResult:
     round_version = context.partition_key
     policy = RetryPolicy(max_attempts=results_source.max_attempts, backoff_seconds=results_source.backoff_seconds)
+    started = time.perf_counter()
     fetched = fetch_round(round_version, results_source.url_template, warehouse_location.path(), policy)
     context.log.info(f"{round_version}: {'downloaded' if fetched.changed else 'unchanged upstream'} ({fetched.size} bytes)")
     return dg.MaterializeResult(
@@ -27,6 +30,7 @@ def mlperf_results_archive(
             "sha256": fetched.sha256,
             "bytes": fetched.size,
             "etag": fetched.etag or "",
+            "fetch_seconds": round(time.perf_counter() - started, 2),
         },
         data_version=dg.DataVersion(fetched.sha256),
     )

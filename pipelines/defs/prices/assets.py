@@ -4,6 +4,7 @@ warehouse/staging/cloud_prices/<provider>-<day>.parquet (plus its quarantine row
 A failure stages nothing, so the previous snapshot stays the current one."""
 
 
+import time
 from datetime import datetime, timezone
 
 import dagster as dg
@@ -24,6 +25,7 @@ def _run(context: dg.AssetExecutionContext, provider: str, location: WarehouseLo
     base = location.path()
     day = context.partition_key
     fetched_at = datetime.now(timezone.utc)
+    started = time.perf_counter()
     try:
         parsed, files = fetch(raw_dir("prices", base), day)
     except PriceFetchError:
@@ -31,11 +33,12 @@ def _run(context: dg.AssetExecutionContext, provider: str, location: WarehouseLo
     except Exception as error:  # FetchError, ValueError from a parser: name the provider
         raise PriceFetchError(f"{provider}: {error}") from error
     paths = stage_prices(provider, parsed, base, day, fetched_at)
-    context.log.info(f"{provider} {day}: {parsed.prices.height} prices, {parsed.quarantine.height} quarantined, "
+    context.log.info(f"{provider} {day}: {paths['rows']} prices, {paths['quarantined']} quarantined, "
                      f"{parsed.skipped_non_accelerator} non-accelerator records skipped, {len(files)} raw file(s)")
     return dg.MaterializeResult(metadata={
-        "rows": parsed.prices.height,
-        "quarantined": parsed.quarantine.height,
+        "rows": paths["rows"],
+        "quarantined": paths["quarantined"],
+        "seconds": round(time.perf_counter() - started, 2),
         "skipped_non_accelerator": parsed.skipped_non_accelerator,
         "pages": len(files),
         "source_url": source_url,

@@ -1,3 +1,5 @@
+import time
+
 import dagster as dg
 
 from pipelines.defs.resources import WarehouseLocation
@@ -15,8 +17,10 @@ from pipelines.lib.exports import export
 )
 def warehouse_parquet_export(warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
     base = warehouse_location.path()
+    started = time.perf_counter()
     manifest = export(base / "exports" / "parquet", "parquet", base=base)
     return dg.MaterializeResult(
-        metadata={"tables": len(manifest["tables"]), "built_at": manifest["built_at"]}
+        metadata={"tables": len(manifest["tables"]), "built_at": manifest["built_at"],
+                  "seconds": round(time.perf_counter() - started, 2)}
         | {f"rows_{t['name']}": t["rows"] for t in manifest["tables"]}
     )

@@ -170,7 +170,7 @@ def fetch_curated(raw_root: Path, *, day: str | None = None, path: Path = CURATE
 
 
 def stage_prices(provider: str, parsed: ParsedPrices, base: Path | None, day: str,
-                 fetched_at: datetime | None = None) -> dict[str, Path]:
+                 fetched_at: datetime | None = None) -> dict:
     """Validate the normalized rows (`CloudPriceRow`; failures join the quarantine), then write
     `cloud_prices/<provider>-<day>` and `quarantine/prices-<provider>-<day>` (each atomic).
 
@@ -192,7 +192,7 @@ def stage_prices(provider: str, parsed: ParsedPrices, base: Path | None, day: st
     quarantine = pl.concat([quarantine, invalid])
     q_path = write_staged("quarantine", f"prices-{snapshot}", quarantine, base)
     p_path = write_staged("cloud_prices", snapshot, prices, base)
-    return {"prices": p_path, "quarantine": q_path}
+    return {"prices": p_path, "quarantine": q_path, "rows": prices.height, "quarantined": quarantine.height}
 
 
 def describe_error(error: BaseException) -> str:
