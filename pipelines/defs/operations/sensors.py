@@ -12,6 +12,19 @@ from pipelines.defs.operations.schedules import mlperf_rounds_job, mlperf_wareho
 from pipelines.defs.prices.schedules import price_refresh_job
 
 
+def _add_and_fetch(rounds: list[str], why: str, cursor: str | None = None) -> dg.SensorResult:
+    """Add `rounds` as partitions and request a fetch-and-stage run for each."""
+    return dg.SensorResult(
+        run_requests=[
+            dg.RunRequest(run_key=f"{why}-{r}", partition_key=r,
+                          asset_selection=[mlperf_results_archive.key, mlperf_round_tables.key])
+            for r in rounds
+        ],
+        dynamic_partitions_requests=[mlperf_rounds.build_add_request(rounds)],
+        cursor=cursor,
+    )
+
+
 @dg.sensor(
     job=mlperf_rounds_job,
     minimum_interval_seconds=3600,
@@ -38,15 +51,7 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
     next_cursor = json.dumps({"etag": found.etag})
     if not new:
         return dg.SensorResult(skip_reason=f"no new rounds ({found.message})", cursor=next_cursor)
-    return dg.SensorResult(
-        run_requests=[
-            dg.RunRequest(run_key=f"discovered-{r}", partition_key=r,
-                          asset_selection=[mlperf_results_archive.key, mlperf_round_tables.key])
-            for r in new
-        ],
-        dynamic_partitions_requests=[mlperf_rounds.build_add_request(new)],
-        cursor=next_cursor,
-    )
+    return _add_and_fetch(new, "discovered", cursor=next_cursor)
 
 
 @dg.sensor(
@@ -62,14 +67,7 @@ def configured_rounds(context: dg.SensorEvaluationContext):
     new = [r for r in rounds_from_config() if r not in known]
     if not new:
         return dg.SkipReason("every configured round is a partition already")
-    return dg.SensorResult(
-        run_requests=[
-            dg.RunRequest(run_key=f"configured-{r}", partition_key=r,
-                          asset_selection=[mlperf_results_archive.key, mlperf_round_tables.key])
-            for r in new
-        ],
-        dynamic_partitions_requests=[mlperf_rounds.build_add_request(new)],
-    )
+    return _add_and_fetch(new, "configured")
 
 
 @dg.run_status_sensor(
