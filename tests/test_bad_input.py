@@ -112,3 +112,14 @@ def test_hostile_members_garbage_logs_and_broken_systems_are_quarantined(served,
     ).fetchone() == (4, 1, 25.0)
     assert not (tmp_path.parent / "x").exists() and not (tmp_path / "x").exists()
     assert "x" not in _tree(warehouse)
+
+
+def test_an_unknown_accelerator_is_named_by_its_check(served, tmp_path):
+    server, site, warehouse, _ = served
+    (site / ARCHIVE).write_bytes(make_archive(
+        _good_members() | {"Acme/systems/box.json": system_json(accelerator_model_name="Quantum Widget 9000")}
+    ))
+    summary = _refresh(server)
+    check = next(s for s in summary.steps if s.name == "check unmapped_accelerators")
+    assert not check.ok and "Quantum Widget 9000" in check.detail
+    assert summary.published and not summary.ok  # published, but the refresh reports the failure

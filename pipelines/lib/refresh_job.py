@@ -90,6 +90,7 @@ def _refresh(
     from pipelines.defs.mlperf.partitions import mlperf_rounds
     from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
     from pipelines.defs.warehouse import assets as warehouse_assets
+    from pipelines.defs.metrics.assets import metric_marts_sensible
     from pipelines.defs.warehouse import checks as warehouse_checks
     from pipelines.lib.rounds import DEFAULT_RESULTS_URL_TEMPLATE
     import os
@@ -141,7 +142,7 @@ def _refresh(
     started = time.perf_counter()
     result = dg.materialize(
         [warehouse_assets.mlperf_warehouse, warehouse_checks.quarantine_counts, warehouse_checks.training_result_unique,
-         warehouse_checks.unmapped_accelerators],
+         warehouse_checks.unmapped_accelerators, metric_marts_sensible],
         instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET,
     )
     meta = _metadata(result, "mlperf_warehouse") if result.success else {}
@@ -151,9 +152,24 @@ def _refresh(
         + "; " + ", ".join(f"{k[5:]} {v}" for k, v in meta.items() if k.startswith("rows_"))
     ) if result.success else _error(result)
     summary.steps.append(StepOutcome("warehouse", result.success, time.perf_counter() - started, detail))
+    summary.steps.extend(_check_outcomes(result))
     if summary.published:
         summary.steps.append(_after_publish(instance, resources, progress))
     return summary
+
+
+def _check_outcomes(result: dg.ExecuteInProcessResult) -> list[StepOutcome]:
+    """The asset checks on the published build: a failed ERROR-severity check fails the refresh (a
+    WARN one is shown); the SQL tests in sql/tests are what gate publishing itself."""
+    outcomes = []
+    for evaluation in result.get_asset_check_evaluations():
+        if evaluation.passed:
+            continue
+        blocking = evaluation.severity == dg.AssetCheckSeverity.ERROR
+        shown = {k: v.value for k, v in evaluation.metadata.items()}
+        outcomes.append(StepOutcome(f"check {evaluation.check_name}", not blocking, 0.0,
+                                    f"{'failed' if blocking else 'warning'}: {shown}"[:500]))
+    return outcomes
 
 
 def _after_publish(instance, resources, progress) -> StepOutcome:
