@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import duckdb
 
 from .paths import builds_dir, warehouse_dir
-from .warehouse import list_builds, publish
+from .warehouse import list_builds, publish, read_published_info, write_published_info
 
 
 def complete_builds(base: Path | None = None) -> list[Path]:
@@ -50,8 +48,7 @@ def rollback(base: Path | None = None, to: str | None = None) -> dict:
     """
     base = (base or warehouse_dir()).resolve()
     builds = complete_builds(base)
-    info_path = builds_dir(base) / "published.json"
-    current = json.loads(info_path.read_text()).get("build") if info_path.exists() else None
+    current = (read_published_info(base) or {}).get("build")
     if to:
         matches = [p for p in builds if to in (p.name, p.stem, p.stem.removeprefix("mlperf-"))]
         if not matches:
@@ -64,7 +61,5 @@ def rollback(base: Path | None = None, to: str | None = None) -> dict:
         target = older[-1]
     record = _build_record(target) | {"rolled_back_from": current}
     publish(target, base)
-    tmp = info_path.with_name(f".published.json.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=2))
-    os.replace(tmp, info_path)
+    write_published_info(record, base)
     return record

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .paths import builds_dir, published_db, warehouse_dir
+from .staging import atomic_write
+from .warehouse import read_published_info
 
 LAST_REFRESH = "last_refresh.json"
 
@@ -16,11 +17,8 @@ def record_refresh_outcome(base: Path | None, ok: bool, detail: str) -> Path:
     """Remember the last refresh's outcome (written atomically: status may read it at any time)."""
     directory = builds_dir(base)
     directory.mkdir(parents=True, exist_ok=True)
-    target = directory / LAST_REFRESH
-    tmp = directory / f".{LAST_REFRESH}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps({"ok": ok, "detail": detail, "at": datetime.now(timezone.utc).isoformat()}, indent=2))
-    os.replace(tmp, target)
-    return target
+    record = {"ok": ok, "detail": detail, "at": datetime.now(timezone.utc).isoformat()}
+    return atomic_write(directory / LAST_REFRESH, lambda tmp: tmp.write_text(json.dumps(record, indent=2)))
 
 
 def last_refresh(base: Path | None = None) -> dict | None:
@@ -31,10 +29,7 @@ def last_refresh(base: Path | None = None) -> dict | None:
 
 
 def published_info(base: Path | None = None) -> dict | None:
-    try:
-        return json.loads((builds_dir(base) / "published.json").read_text())
-    except (OSError, ValueError):
-        return None
+    return read_published_info(base)
 
 
 def warehouse_status(base: Path | None = None) -> dict:

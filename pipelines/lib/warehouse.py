@@ -22,9 +22,10 @@ import duckdb
 from .paths import SQL_DIR, builds_dir, ensure_inside, published_db, warehouse_dir
 from .raw_tables import RAW_TABLES, empty
 from .seeds import SEED_TABLES, load_seeds
-from .staging import staged_files
+from .staging import atomic_write, staged_files
 
 _MAPPING_FILES = [Path(__file__).parent / "accelerator_aliases.csv", Path(__file__).parent / "accelerators.py"]
+PUBLISHED_INFO = "published.json"
 LAYERS = ("stg_", "int_", "dim_", "fct_", "mart_")
 KEEP_BUILDS = 5
 
@@ -85,12 +86,20 @@ def input_fingerprint(base: Path | None = None) -> str:
     return digest.hexdigest()
 
 
-def published_fingerprint(base: Path | None = None) -> str | None:
-    info = (base or warehouse_dir()) / "builds" / "published.json"
+def read_published_info(base: Path | None = None) -> dict | None:
+    """builds/published.json: the published build's name, fingerprint, time and row counts."""
     try:
-        return json.loads(info.read_text())["fingerprint"]
-    except (OSError, ValueError, KeyError):
+        return json.loads((builds_dir(base) / PUBLISHED_INFO).read_text())
+    except (OSError, ValueError):
         return None
+
+
+def write_published_info(record: dict, base: Path | None = None) -> None:
+    atomic_write(builds_dir(base) / PUBLISHED_INFO, lambda tmp: tmp.write_text(json.dumps(record, indent=2)))
+
+
+def published_fingerprint(base: Path | None = None) -> str | None:
+    return (read_published_info(base) or {}).get("fingerprint")
 
 
 def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None) -> None:
@@ -175,9 +184,9 @@ def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUI
         build_path.unlink(missing_ok=True)
         raise
     publish(build_path, base)
-    (out_dir / "published.json").write_text(json.dumps({
-        "fingerprint": fingerprint, "build": build_path.name, "built_at": built_at, "row_counts": counts,
-    }, indent=2))
+    write_published_info(
+        {"fingerprint": fingerprint, "build": build_path.name, "built_at": built_at, "row_counts": counts}, base
+    )
     prune_builds(base, keep)
     return BuildResult(True, target, fingerprint, counts)
 
