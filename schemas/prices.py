@@ -11,7 +11,6 @@ dropping them (drop_invalid_rows would hide the errors).
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Optional
 
 import pandera.polars as pa

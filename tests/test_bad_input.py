@@ -1,9 +1,7 @@
 """Bad upstream input: a clear error or a quarantine row, nothing written outside the warehouse,
 and the previously published warehouse left readable and unchanged."""
 
-import gzip
 import hashlib
-import io
 import tarfile
 
 import duckdb
@@ -88,7 +86,6 @@ def test_429_and_dropped_connection_are_retried(served, tmp_path):
 
 def test_hostile_members_garbage_logs_and_broken_systems_are_quarantined(served, tmp_path):
     server, site, warehouse, _ = served
-    buf = io.BytesIO()
     evil = [tarfile.TarInfo("top/../../x"), tarfile.TarInfo("top/Acme/results/box/ssd/result_9.txt")]
     evil[1].type, evil[1].linkname = tarfile.SYMTYPE, "/etc/passwd"
     evil[0].size = 0

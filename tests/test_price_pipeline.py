@@ -13,7 +13,7 @@ import pytest
 
 from support.http_server import LoopbackServer, Reply, Status
 from support.price_site import (
-    AWS_INDEX, AWS_OFFER, AZURE, DAY1, DAY2, GCP_COMPUTE, GCP_TPU, OCI, SHARED_PRICES, json_reply, serve_fixtures, shared,
+    AWS_OFFER, AZURE, DAY1, DAY2, GCP_COMPUTE, GCP_TPU, OCI, SHARED_PRICES, json_reply, serve_fixtures, shared,
 )
 
 from pipelines.defs.prices.assets import (

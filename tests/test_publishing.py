@@ -12,7 +12,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from pipelines.lib import warehouse as wh

@@ -59,11 +59,6 @@ def _int_or_none(text: str) -> int | None:
     return int(text) if text else None
 
 
-def read_accelerators(path: Path = ACCELERATORS_CSV) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
 def read_aliases(path: Path = ALIASES_CSV) -> list[Alias]:
     aliases = []
     with path.open(newline="", encoding="utf-8") as handle:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from .paths import builds_dir, warehouse_dir
+from .paths import warehouse_dir
 from .warehouse import list_builds, publish, read_published_info, write_published_info
 
 

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import duckdb
 
+from .accelerators import ACCELERATORS_CSV
+
 _HERE = Path(__file__).resolve().parent
 
 SEED_TABLES: dict[str, Path] = {
     "benchmark_seed": _HERE / "benchmarks.csv",
-    "accelerator_seed": _HERE / "accelerators.csv",
+    "accelerator_seed": ACCELERATORS_CSV,
 }
 
 

@@ -19,12 +19,15 @@ from pathlib import Path
 
 import duckdb
 
+from . import accelerators
+from .accelerators import ALIASES_CSV
 from .paths import SQL_DIR, builds_dir, ensure_inside, published_db, warehouse_dir
 from .raw_tables import RAW_TABLES, empty
 from .seeds import SEED_TABLES, load_seeds
 from .staging import atomic_write, staged_files
 
-_MAPPING_FILES = [Path(__file__).parent / "accelerator_aliases.csv", Path(__file__).parent / "accelerators.py"]
+# The Python-side mapping of systems to accelerators: a change to it rebuilds the warehouse.
+_MAPPING_FILES = [ALIASES_CSV, Path(accelerators.__file__)]
 PUBLISHED_INFO = "published.json"
 LAYERS = ("stg_", "int_", "dim_", "fct_", "mart_")
 KEEP_BUILDS = 5
@@ -108,9 +111,10 @@ def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None) -> None:
         name = f"raw_{table}"
         if files:
             con.execute(f"create table {name} as select * from read_parquet($files, union_by_name = true)", {"files": files})
-        else:
-            frame = empty(table)  # noqa: F841 - read by DuckDB's replacement scan
-            con.execute(f"create table {name} as select * from frame")
+        else:  # no data staged yet: an empty table with the right columns
+            con.register("empty_raw", empty(table))
+            con.execute(f"create table {name} as select * from empty_raw")
+            con.unregister("empty_raw")
 
 
 def _load_derived(con: duckdb.DuckDBPyConnection) -> None:

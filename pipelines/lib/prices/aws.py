@@ -17,7 +17,6 @@ options (Partial/All Upfront, convertible) are quarantined as "not modelled".
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -317,11 +316,6 @@ def parse_aws_offer_path(path: str | os.PathLike[str], *, source_url: str = "",
     path = Path(path)
     with path.open("rb") as stream:
         return parse_aws_offer(stream, file=path.name, source_url=source_url, include_reserved=include_reserved)
-
-
-def parse_aws_offer_bytes(body: bytes, *, file: str = "", source_url: str = "",
-                          include_reserved: bool = True) -> ParsedPrices:
-    return parse_aws_offer(io.BytesIO(body), file=file, source_url=source_url, include_reserved=include_reserved)
 
 
 def aws_region_index_urls(body: bytes | str, base_url: str) -> dict[str, str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.lib.http import FetchError, RetryPolicy, fetch_to_file, get_json, make_session
+from pipelines.lib.http import RetryPolicy, fetch_to_file, get_json, make_session
 from pipelines.lib.prices.aws import aws_region_index_urls, parse_aws_offer_path
 from pipelines.lib.prices.azure import azure_next_page, is_repeating_link, parse_azure_retail_pages
 from pipelines.lib.prices.curated import CURATED_CSV, load_curated_prices
@@ -195,8 +195,3 @@ def stage_prices(provider: str, parsed: ParsedPrices, base: Path | None, day: st
     return {"prices": p_path, "quarantine": q_path, "rows": prices.height, "quarantined": quarantine.height}
 
 
-def describe_error(error: BaseException) -> str:
-    """One line for logs and asset failure messages."""
-    if isinstance(error, (FetchError, PriceFetchError)):
-        return str(error)
-    return f"{type(error).__name__}: {error}"
