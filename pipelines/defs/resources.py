@@ -1,6 +1,6 @@
 import dagster as dg
 
-from pipelines.lib.rounds import DEFAULT_RESULTS_URL_TEMPLATE
+from pipelines.lib.rounds import DEFAULT_RESULTS_URL_TEMPLATE, results_url_template
 
 
 class MlperfResultsSource(dg.ConfigurableResource):
@@ -28,9 +28,7 @@ class WarehouseLocation(dg.ConfigurableResource):
 def resources() -> dg.Definitions:
     return dg.Definitions(
         resources={
-            "results_source": MlperfResultsSource(
-                url_template=dg.EnvVar("MLPERF_RESULTS_URL_TEMPLATE").get_value(DEFAULT_RESULTS_URL_TEMPLATE)
-            ),
+            "results_source": MlperfResultsSource(url_template=results_url_template()),
             "warehouse_location": WarehouseLocation(directory=dg.EnvVar("MLPERF_WAREHOUSE_DIR").get_value("")),
         }
     )

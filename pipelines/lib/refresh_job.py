@@ -9,6 +9,7 @@ from typing import Callable
 import dagster as dg
 
 from .paths import warehouse_dir
+from .rounds import results_url_template
 
 # Dagster's per-step DEBUG lines drown the progress display; failures are summarized instead.
 _QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
@@ -86,20 +87,21 @@ def _refresh(
     instance: dg.DagsterInstance | None = None,
     backoff_seconds: float = 1.0,
 ) -> RefreshSummary:
+    # Imported here: the Dagster definitions are only needed once a refresh runs.
+    from pipelines.defs.metrics.assets import metric_marts_sensible
     from pipelines.defs.mlperf.assets import mlperf_results_archive, mlperf_round_tables
     from pipelines.defs.mlperf.partitions import mlperf_rounds
     from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
     from pipelines.defs.warehouse import assets as warehouse_assets
-    from pipelines.defs.metrics.assets import metric_marts_sensible
     from pipelines.defs.warehouse import checks as warehouse_checks
-    from pipelines.lib.rounds import DEFAULT_RESULTS_URL_TEMPLATE
-    import os
 
     instance = instance or dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(mlperf_rounds.name, [r for r in rounds if not instance.has_dynamic_partition(mlperf_rounds.name, r)])
-    template = url_template or os.environ.get("MLPERF_RESULTS_URL_TEMPLATE") or DEFAULT_RESULTS_URL_TEMPLATE
+    instance.add_dynamic_partitions(
+        mlperf_rounds.name, [r for r in rounds if not instance.has_dynamic_partition(mlperf_rounds.name, r)]
+    )
     resources = {
-        "results_source": MlperfResultsSource(url_template=template, backoff_seconds=backoff_seconds),
+        "results_source": MlperfResultsSource(url_template=results_url_template(url_template),
+                                              backoff_seconds=backoff_seconds),
         "warehouse_location": WarehouseLocation(directory=str(warehouse_dir())),
     }
     summary = RefreshSummary()
@@ -125,9 +127,9 @@ def _refresh(
         progress(f"[{index}/{len(rounds)}] {round_version}: {'ok' if result.success else 'FAILED'} in {seconds:.1f}s; {detail}")
 
     if prices:
-        from .refresh_prices import refresh_prices  # the price lists' own issue
-
         from pipelines.defs.prices.resources import price_sources_from_env
+
+        from .refresh_prices import refresh_prices
 
         sources = price_sources_from_env(backoff_seconds=backoff_seconds)
         summary.steps.extend(refresh_prices(instance, resources, progress, price_sources=sources))

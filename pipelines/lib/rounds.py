@@ -28,6 +28,11 @@ def round_sort_key(round_version: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
+def results_url_template(override: str | None = None) -> str:
+    """The archive URL template: `override`, else `MLPERF_RESULTS_URL_TEMPLATE`, else GitHub's."""
+    return override or os.environ.get("MLPERF_RESULTS_URL_TEMPLATE") or DEFAULT_RESULTS_URL_TEMPLATE
+
+
 def archive_url(template: str, round_version: str) -> str:
     """`{version}` is the round as in the repository name: `v4.1`."""
     return template.replace("{version}", round_version)

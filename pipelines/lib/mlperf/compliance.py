@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+from ..rounds import round_sort_key
 from .mllog import LogLine
 
 _Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # BaseLoader: every scalar is a string, as upstream
@@ -36,7 +37,7 @@ def available_rulesets(usage: str = "training") -> list[str]:
 
 def ruleset_for_round(round_version: str, usage: str = "training") -> str | None:
     """`v4.1` → `4.1.0`; a round newer than the installed rules uses the newest older ruleset."""
-    wanted = tuple(int(x) for x in round_version.lstrip("v").split(".")[:2]) + (0,)
+    wanted = round_sort_key(round_version) + (0,)
     candidates = [r for r in available_rulesets(usage) if tuple(int(x) for x in r.split(".")) <= wanted]
     return candidates[-1] if candidates else None
 

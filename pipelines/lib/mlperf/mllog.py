@@ -21,6 +21,8 @@ from dataclasses import dataclass, replace
 
 import orjson
 
+from ..rounds import round_sort_key
+
 
 def loads(text: str):
     """`json.loads`, fast: orjson first; whatever it refuses (NaN, Infinity, lone surrogates) goes
@@ -116,10 +118,10 @@ MLP05 = _Mlp05Format(b":::MLPv0.5.0", seconds=True)
 
 def format_for_round(round_version: str) -> LogFormat:
     """The log generation a round uses: `v0.5` → MLPv0.5.0, `v0.6` → MLL, later → MLLOG."""
-    major, minor = (int(p) for p in round_version.lstrip("v").split(".")[:2])
-    if (major, minor) <= (0, 5):
+    version = round_sort_key(round_version)
+    if version <= (0, 5):
         return MLP05
-    if (major, minor) == (0, 6):
+    if version == (0, 6):
         return MLL
     return MLLOG
 
