@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.lib.http import FetchError, RetryPolicy, fetch_to_file, get_json, make_session
+from pipelines.lib.http import FetchError, RetryPolicy, fetch_to_file, recorded_sha256, get_json, make_session
 from pipelines.lib.http import _retry_after_seconds
 
 try:  # tests/ is a rootdir-less directory today; keep working if it becomes a package
@@ -55,6 +55,9 @@ def test_download_writes_file_sha_and_sidecar(site, out):
     assert meta["last_modified"] == result.last_modified and meta["fetched_at"]
     assert site.requests[0][2]["user-agent"] == "mlperf-warehouse"
     assert leftovers(out) == []
+    assert recorded_sha256(dest) == result.sha256
+    dest.write_bytes(BODY + b"changed behind our back")
+    assert recorded_sha256(dest) is None
 
 
 def test_second_fetch_is_conditional_and_unchanged(site, out):

@@ -176,16 +176,28 @@ def _meta_path(dest: Path) -> Path:
     return dest.with_name(dest.name + ".meta.json")
 
 
-def _read_meta(dest: Path, url: str) -> dict[str, Any] | None:
-    """The sidecar of the copy in `dest`, if it describes that file as fetched from `url`."""
+def _sidecar(dest: Path) -> dict[str, Any] | None:
+    """The sidecar of the copy in `dest`, if it still describes that file."""
     try:
         meta = json.loads(_meta_path(dest).read_text())
         # A size mismatch means dest was changed behind our back: don't trust the sidecar.
-        if meta.get("url") == url and meta.get("size") == dest.stat().st_size:
+        if meta.get("size") == dest.stat().st_size:
             return meta
     except (OSError, ValueError, AttributeError):
         pass
     return None
+
+
+def _read_meta(dest: Path, url: str) -> dict[str, Any] | None:
+    """The sidecar of the copy in `dest`, if it describes that file as fetched from `url`."""
+    meta = _sidecar(dest)
+    return meta if meta is not None and meta.get("url") == url else None
+
+
+def recorded_sha256(dest: Path) -> str | None:
+    """The sha256 computed while `dest` was fetched, so callers need not read the file again."""
+    meta = _sidecar(dest)
+    return meta.get("sha256") if meta else None
 
 
 def _stream_to_temp(chunks: Iterable[bytes], dest: Path, finish: Callable[[], None]) -> tuple[Path, str, int]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from ..http import FetchResult, RetryPolicy, fetch_to_file
+from ..http import FetchResult, RetryPolicy, fetch_to_file, recorded_sha256
 from ..paths import ensure_inside, raw_dir, staging_dir
 from ..rounds import archive_url
 from ..staging import staged_files, write_staged
@@ -52,8 +52,10 @@ def _marker(round_version: str, base: Path) -> Path:
 def stage_round(round_version: str, base: Path) -> StageResult:
     """Parse the round's archive into staged Parquet, unless the same archive was staged by this code."""
     archive = archive_path(round_version, base)
-    with open(archive, "rb") as fh:
-        sha = hashlib.file_digest(fh, "sha256").hexdigest()
+    sha = recorded_sha256(archive)  # hashed once, while it was downloaded
+    if sha is None:  # an archive put there by other means
+        with open(archive, "rb") as fh:
+            sha = hashlib.file_digest(fh, "sha256").hexdigest()
     version = parser_version()
     marker = _marker(round_version, base)
     if marker.exists():
