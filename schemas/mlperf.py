@@ -33,6 +33,7 @@ class MlperfRun(pa.DataFrameModel):
     run_file: str = pa.Field(unique=True)
     passed_compliance: bool
     drop_reason: str = pa.Field(nullable=True)
+    current_rules_drop_reason: str = pa.Field(nullable=True)
     run_start_ms: float = pa.Field(nullable=True, ge=0)
     run_stop_ms: float = pa.Field(nullable=True, ge=0)
     time_to_train_minutes: float = pa.Field(nullable=True)
@@ -45,9 +46,10 @@ class MlperfRun(pa.DataFrameModel):
 
     @pa.dataframe_check
     def scored_runs_have_a_positive_time(cls, data: PolarsData) -> pl.LazyFrame:
-        """A run that counts must have stopped after it started."""
+        """A run that counts (under either rules) must have stopped after it started."""
         return data.lazyframe.select(
-            pl.col("drop_reason").is_not_null() | (pl.col("time_to_train_minutes") > 0)
+            (pl.col("drop_reason").is_not_null() & pl.col("current_rules_drop_reason").is_not_null())
+            | (pl.col("time_to_train_minutes") > 0)
         )
 
 

@@ -7,7 +7,7 @@ import tarfile
 import duckdb
 import pytest
 from support.http_server import Drop, LoopbackServer, Status
-from support.logs import make_archive, open_ssd_run, system_json
+from support.logs import make_archive, open_ssd_run, serve_package_rules, system_json
 
 from pipelines.lib.refresh_job import refresh
 
@@ -36,23 +36,24 @@ def served(tmp_path, warehouse):
     site = tmp_path / "site"
     site.mkdir()
     (site / ARCHIVE).write_bytes(make_archive(_good_members()))
+    serve_package_rules(site, ROUND)
     with LoopbackServer(site) as server:
-        first = refresh([ROUND], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                        prices=False, backoff_seconds=0.01)
+        first = _refresh(server)
         assert first.ok and first.published, first.render()
         yield server, site, warehouse, _digest(warehouse / "mlperf.duckdb")
 
 
 def _refresh(server):
     return refresh([ROUND], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                   prices=False, backoff_seconds=0.01)
+                   rules_template=f"{server.url}/logging-{{ref}}.tar.gz", prices=False, backoff_seconds=0.01)
 
 
 def _assert_untouched(tmp_path, site, warehouse, digest):
     assert _digest(warehouse / "mlperf.duckdb") == digest
     con = duckdb.connect(str(warehouse / "mlperf.duckdb"), read_only=True)
     assert con.execute("select score_minutes from fct_training_result").fetchone() == (20.0,)
-    assert set(_tree(tmp_path)) - {"site", f"site/{ARCHIVE}"} <= {f"warehouse/{p}" for p in _tree(warehouse)} | {"warehouse"}
+    served_files = {"site", *(f"site/{p}" for p in _tree(site))}
+    assert set(_tree(tmp_path)) - served_files <= {f"warehouse/{p}" for p in _tree(warehouse)} | {"warehouse"}
 
 
 def test_truncated_gzip_is_a_clear_error_and_keeps_the_warehouse(served, tmp_path):

@@ -16,7 +16,11 @@ from pipelines.lib.refresh_job import refresh
 
 pytestmark = needs_shared_mlperf()
 ROUNDS = sorted(p.name.split("_")[2].split("-")[0] for p in SHARED_MLPERF.glob("training_results_v*.tar.gz"))
-OFFICIAL_ROUNDS = sorted(p.name.split("_")[0] for p in (SHARED_MLPERF / "official").glob("v*_summary.csv"))
+# What each round's own scorer printed → score_minutes; what today's package prints → score_minutes_current_rules.
+REFERENCES = {"official_era": "score_minutes", "official": "score_minutes_current_rules"}
+PARITY_CASES = sorted(
+    (folder, p.name.split("_")[0]) for folder in REFERENCES for p in (SHARED_MLPERF / folder).glob("v*_summary.csv")
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +36,10 @@ def built(tmp_path_factory):
                 serve_fixtures(prices)
                 os.environ.update({k: prices.url for k in PRICE_URL_VARIABLES} | {"MLPERF_GCP_API_KEY": "test-key"})
             template = f"{server.url}/training_results_{{version}}-main.tar.gz"
-            first = refresh(ROUNDS, url_template=template, prices=with_prices, backoff_seconds=0.01)
+            rules = f"{server.url}/logging/logging-{{ref}}.tar.gz"
+            first = refresh(ROUNDS, url_template=template, rules_template=rules, prices=with_prices, backoff_seconds=0.01)
             fetched_first = len(server.requests)
-            second = refresh(ROUNDS, url_template=template, prices=False)
+            second = refresh(ROUNDS, url_template=template, rules_template=rules, prices=False)
             requests = list(server.requests[fetched_first:])
         yield base, first, second, requests
     finally:
@@ -118,8 +123,8 @@ def test_second_refresh_downloads_and_rebuilds_nothing(built):
     assert all("unchanged upstream; not re-parsed" in s.detail for s in second.steps if s.name.startswith("results"))
 
 
-def _official(round_version):
-    with open(SHARED_MLPERF / "official" / f"{round_version}_summary.csv") as fh:
+def _official(folder, round_version):
+    with open(SHARED_MLPERF / folder / f"{round_version}_summary.csv") as fh:
         reader = csv.DictReader(fh)
         cols = reader.fieldnames
         benchmarks = cols[cols.index("private_id") + 1: cols.index("details_url")]
@@ -134,20 +139,20 @@ def _close(a, b):
     return (a is None and b is None) or (a is not None and b is not None and math.isclose(a, b, rel_tol=1e-6))
 
 
-@pytest.mark.parametrize("round_version", OFFICIAL_ROUNDS)
-def test_scores_match_the_official_scorer(built, round_version):
+@pytest.mark.parametrize("reference,round_version", PARITY_CASES)
+def test_scores_match_the_official_scorer(built, reference, round_version):
     base = built[0]
     con = duckdb.connect(str(base / "mlperf.duckdb"), read_only=True)
     ours = defaultdict(dict)  # (declared submitter, system file stem) → folder → benchmark → score
     for declared, folder, system, benchmark, score in con.execute(
         "select coalesce(s.submitter_declared, r.submitter), r.submitter, r.system, "
-        "case r.benchmark when 'mask' then 'maskrcnn' else r.benchmark end, r.score_minutes "
+        "case r.benchmark when 'mask' then 'maskrcnn' else r.benchmark end, r." + REFERENCES[reference] + " "
         "from fct_training_result r left join dim_system s using (round, submitter, system) where r.round = ?",
         [round_version],
     ).fetchall():
         ours[(declared, system)].setdefault(folder, {})[benchmark] = score
     compared = scored = 0
-    for key, official_scores in _official(round_version):
+    for key, official_scores in _official(reference, round_version):
         candidates = ours.get(key, {})
         if not candidates:  # a system folder with no result files (not copied: >= 4 MiB) has no rows
             assert all(v is None for v in official_scores.values()), f"{round_version} {key}: no results here"
@@ -164,5 +169,5 @@ def test_scores_match_the_official_scorer(built, round_version):
         candidates.pop(match)
         compared += len(official_scores)
         scored += sum(v is not None for v in official_scores.values())
-    print(f"{round_version}: {scored} official scores matched, {compared - scored} empty cells matched as NULL")
+    print(f"{reference} {round_version}: {scored} scores matched, {compared - scored} empty cells matched as NULL")
     assert scored > 100

@@ -6,9 +6,13 @@ from support.logs import mllog, open_ssd_run, system_json
 
 from pipelines.lib.mlperf import compliance
 from pipelines.lib.mlperf.mllog import MLL, MLLOG, MLP05, format_for_round, normalize_v05, parse_log
-from pipelines.lib.mlperf.round_parser import score_run
+from pipelines.lib.mlperf.round_parser import RoundRules, score_run
+from pipelines.lib.mlperf.rules import package_ruleset
 from pipelines.lib.mlperf.runs import run_facts, steady_state_throughput
 from pipelines.lib.mlperf.systems import availability_category, parse_system, to_count
+
+
+V41_RULES = RoundRules(package_ruleset("v4.1"), package_ruleset("v4.1"))
 
 
 def _log(lines, sep="\n"):
@@ -24,7 +28,7 @@ def test_prefixes_crlf_and_noise_lines():
     assert len(log.lines) == len(lines)
     assert log.total_lines == len(lines) + 4000
     assert log.lines[0].key == "cache_clear"
-    assert compliance.check_log(log.lines, 0, "4.1.0").passed
+    assert compliance.check_log(log.lines, 0, package_ruleset("v4.1")).passed
 
 
 def test_last_marker_on_a_line_wins_and_non_utf8_bytes_are_read_as_latin1():
@@ -39,7 +43,7 @@ def test_last_marker_on_a_line_wins_and_non_utf8_bytes_are_read_as_latin1():
 def test_corrupted_json_is_a_parse_error_and_drops_the_run():
     lines = open_ssd_run(1_000_000, 10)
     lines[3] = lines[3].replace('"value": "box", "metadata"', '"value": "box"Lambda "metadata"')  # interleaved writers
-    row = score_run(_log(lines), "v4.1", "4.1.0")
+    row = score_run(_log(lines), "v4.1", V41_RULES)
     assert row["parse_errors"] == 1
     assert row["drop_reason"] == "compliance: Log lines had parsing errors."
     assert row["time_to_train_minutes"] == 10.0  # still recorded, not scored
@@ -48,26 +52,26 @@ def test_corrupted_json_is_a_parse_error_and_drops_the_run():
 def test_duplicated_lines_pass_like_the_official_checker():
     lines = open_ssd_run(1_000_000, 10)
     lines = lines + [lines[-1]]  # the run_stop line printed twice: a silenced warning upstream
-    row = score_run(_log(lines), "v4.1", "4.1.0")
+    row = score_run(_log(lines), "v4.1", V41_RULES)
     assert row["drop_reason"] is None
     assert row["time_to_train_minutes"] == 10.0
 
 
 def test_failed_target_and_missing_run_stop_are_dropped_with_reasons():
-    aborted = score_run(_log(open_ssd_run(0, 10, status="aborted", accuracy=1.5)), "v4.1", "4.1.0")
+    aborted = score_run(_log(open_ssd_run(0, 10, status="aborted", accuracy=1.5)), "v4.1", V41_RULES)
     assert aborted["status"] == "aborted"
     assert aborted["drop_reason"].startswith("compliance: Failed checks for eval_accuracy")
-    no_stop = score_run(_log(open_ssd_run(0, 10)[:-1]), "v4.1", "4.1.0")
+    no_stop = score_run(_log(open_ssd_run(0, 10)[:-1]), "v4.1", V41_RULES)
     assert "run_stop" in no_stop["drop_reason"]
     assert no_stop["run_stop_ms"] is None and no_stop["time_to_train_minutes"] is None
-    garbage = score_run(b"\x00\x01 not a log at all \xff" * 100, "v4.1", "4.1.0")
+    garbage = score_run(b"\x00\x01 not a log at all \xff" * 100, "v4.1", V41_RULES)
     assert garbage["drop_reason"] == "compliance: No log lines detected"
 
 
 def test_init_too_long_fails_the_official_rule():
     lines = open_ssd_run(10_000_000, 10)
     lines[1] = mllog("init_start", None, 10_000_000 - 5 * 3600 * 1000)  # 5 h of init > 4 h open-division limit
-    row = score_run(_log(lines), "v4.1", "4.1.0")
+    row = score_run(_log(lines), "v4.1", V41_RULES)
     assert "init_stop" in row["drop_reason"]
 
 
@@ -104,7 +108,7 @@ def test_v05_run_final_becomes_run_stop():
            ":::MLPv0.5.0 resnet 1541710120.000 (main.py:9) run_stop: {\"success\": true}\n"
            ":::MLPv0.5.0 resnet 1541710121.000 (main.py:9) run_final\n").encode()
     lines = normalize_v05(parse_log(raw, MLP05).lines)
-    row = score_run(raw, "v0.5", None)
+    row = score_run(raw, "v0.5", RoundRules(None, None))
     assert [l.key for l in lines] == ["run_start", "run_stop"]
     assert row["drop_reason"] is None and row["time_to_train_minutes"] == 121 / 60
 

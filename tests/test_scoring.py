@@ -2,7 +2,7 @@
 
 import duckdb
 import pytest
-from support.logs import make_archive, open_ssd_run, system_json
+from support.logs import install_package_rules, make_archive, open_ssd_run, system_json
 
 from pipelines.lib import warehouse as wh
 from pipelines.lib.mlperf.refresh import archive_path, stage_round
@@ -23,6 +23,7 @@ def _build(base, members, round_version="v4.1"):
     path = archive_path(round_version, base)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(make_archive(members))
+    install_package_rules(base, round_version)
     stage_round(round_version, base)
     wh.build(base)
     return duckdb.connect(str(base / "mlperf.duckdb"), read_only=True)

@@ -1,12 +1,19 @@
 import dagster as dg
 
+from pipelines.lib.mlperf.refresh import DEFAULT_MAX_SHRINK
+from pipelines.lib.mlperf.rules import DEFAULT_RULES_URL_TEMPLATE, rules_url_template
 from pipelines.lib.rounds import DEFAULT_RESULTS_URL_TEMPLATE, results_url_template
 
 
 class MlperfResultsSource(dg.ConfigurableResource):
-    """Where round archives come from: a URL template with `{version}` (http(s), file:// or a path)."""
+    """Where round archives come from: a URL template with `{version}` (http(s), file:// or a path),
+    and the `mlcommons/logging` archive of the rules each round was scored with (`{ref}`)."""
 
     url_template: str = DEFAULT_RESULTS_URL_TEMPLATE
+    rules_url_template: str = DEFAULT_RULES_URL_TEMPLATE
+    # A round whose results that count shrink by more than this share is refused (previous data kept).
+    max_shrink: float = DEFAULT_MAX_SHRINK
+    accept_shrink: bool = False
     max_attempts: int = 5
     backoff_seconds: float = 1.0
 
@@ -28,7 +35,8 @@ class WarehouseLocation(dg.ConfigurableResource):
 def resources() -> dg.Definitions:
     return dg.Definitions(
         resources={
-            "results_source": MlperfResultsSource(url_template=results_url_template()),
+            "results_source": MlperfResultsSource(url_template=results_url_template(),
+                                                  rules_url_template=rules_url_template()),
             "warehouse_location": WarehouseLocation(directory=dg.EnvVar("MLPERF_WAREHOUSE_DIR").get_value("")),
         }
     )

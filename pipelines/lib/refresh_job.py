@@ -9,6 +9,7 @@ from typing import Callable
 import dagster as dg
 
 from .paths import warehouse_dir
+from .mlperf.rules import rules_url_template
 from .rounds import results_url_template
 
 # Dagster's per-step DEBUG lines drown the progress display; failures are summarized instead.
@@ -27,6 +28,7 @@ class StepOutcome:
 class RefreshSummary:
     steps: list[StepOutcome] = field(default_factory=list)
     published: bool = False
+    coverage: list[dict] = field(default_factory=list)  # per round, from the published warehouse
 
     @property
     def ok(self) -> bool:
@@ -44,6 +46,11 @@ class RefreshSummary:
             verdict = "unchanged (no input changed)"
         else:
             verdict = "NOT published (previous warehouse kept)"
+        if self.coverage:
+            from .coverage import render_coverage
+
+            lines.append("coverage per round:")
+            lines.extend(f"  {line}" for line in render_coverage(self.coverage))
         lines.append(f"warehouse: {verdict} at {warehouse_dir() / 'mlperf.duckdb'}")
         return "\n".join(lines)
 
@@ -82,6 +89,8 @@ def _refresh(
     rounds: list[str],
     *,
     url_template: str | None = None,
+    rules_template: str | None = None,
+    accept_shrink: bool = False,
     prices: bool = True,
     progress: Callable[[str], None] = lambda _: None,
     instance: dg.DagsterInstance | None = None,
@@ -89,7 +98,7 @@ def _refresh(
 ) -> RefreshSummary:
     # Imported here: the Dagster definitions are only needed once a refresh runs.
     from pipelines.defs.metrics.assets import metric_marts_sensible
-    from pipelines.defs.mlperf.assets import mlperf_results_archive, mlperf_round_tables
+    from pipelines.defs.mlperf.assets import ROUND_ASSETS
     from pipelines.defs.mlperf.partitions import mlperf_rounds
     from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
     from pipelines.defs.warehouse import assets as warehouse_assets
@@ -101,7 +110,8 @@ def _refresh(
     )
     resources = {
         "results_source": MlperfResultsSource(url_template=results_url_template(url_template),
-                                              backoff_seconds=backoff_seconds),
+                                              rules_url_template=rules_url_template(rules_template),
+                                              accept_shrink=accept_shrink, backoff_seconds=backoff_seconds),
         "warehouse_location": WarehouseLocation(directory=str(warehouse_dir())),
     }
     summary = RefreshSummary()
@@ -109,7 +119,7 @@ def _refresh(
         progress(f"[{index}/{len(rounds)}] {round_version}: fetching and parsing ...")
         started = time.perf_counter()
         result = dg.materialize(
-            [mlperf_results_archive, mlperf_round_tables],
+            ROUND_ASSETS,
             partition_key=round_version, instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET,
         )
         seconds = time.perf_counter() - started
@@ -134,12 +144,10 @@ def _refresh(
         sources = price_sources_from_env(backoff_seconds=backoff_seconds)
         summary.steps.extend(refresh_prices(instance, resources, progress, price_sources=sources))
 
-    # A results round that fails blocks publishing: its scores would silently be those of an older
-    # archive. A price list that fails does not: that provider's previous snapshot stays current
-    # (the price history says when it was fetched) and the others' fresh prices are published.
-    if any(not s.ok for s in summary.steps if s.name.startswith("results")):
-        progress("a results round failed: the published warehouse is left as it was")
-        return summary
+    # A source that fails keeps its previous data: a results round's staged tables are only ever
+    # replaced by a parse that passed its guards, and a price list's previous snapshot stays current
+    # (the price history says when it was fetched). Everything else is published; the summary names
+    # what failed and the refresh exits non-zero.
     progress("building and publishing the warehouse ...")
     started = time.perf_counter()
     result = dg.materialize(
@@ -155,6 +163,11 @@ def _refresh(
     ) if result.success else _error(result)
     summary.steps.append(StepOutcome("warehouse", result.success, time.perf_counter() - started, detail))
     summary.steps.extend(_check_outcomes(result))
+    published = warehouse_dir() / "mlperf.duckdb"
+    if published.exists():
+        from .coverage import round_coverage
+
+        summary.coverage = [row for row in round_coverage(published) if row["round"] in rounds]
     if summary.published:
         summary.steps.append(_after_publish(instance, resources, progress))
     return summary

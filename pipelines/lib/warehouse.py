@@ -47,9 +47,9 @@ class BuildResult:
 
 
 def sql_models(sql_dir: Path = SQL_DIR) -> dict[str, str]:
-    """Model name → SQL text, for every `.sql` under staging/ and marts/."""
+    """Model name → SQL text, for every `.sql` under staging/, intermediate/ and marts/."""
     models = {}
-    for path in sorted([*sql_dir.glob("staging/*.sql"), *sql_dir.glob("marts/*.sql")]):
+    for path in sorted([*sql_dir.glob("staging/*.sql"), *sql_dir.glob("intermediate/*.sql"), *sql_dir.glob("marts/*.sql")]):
         models[path.stem] = path.read_text()
     return models
 

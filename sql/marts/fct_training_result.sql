@@ -1,48 +1,58 @@
--- One row per (round, submitter, system, benchmark): the official score in minutes.
+-- Grain: one row per (round, submitter, system, benchmark).
+-- Inputs: int_result_score, fct_training_run, dim_system.
+-- `score_minutes` is the score as MLCommons published it (the round's own rules, `ruleset_ref`);
+-- `score_minutes_current_rules` is what today's pinned mlperf-logging package gives, and
+-- `current_rules_drop_reason` why it rejects runs the published rules accepted.
 with runs as (
     select
         round,
         submitter,
         system,
         benchmark,
-        count(*) as runs_total,
-        count(*) filter (where not scored) as runs_dropped,
-        case when benchmark = 'unet3d' then 4 else 1 end as max_dropped,
-        avg(time_to_train_minutes) filter (where in_olympic_mean) as olympic_mean_minutes,
-        count(*) filter (where in_olympic_mean) as runs_in_mean,
+        any_value(ruleset_ref) as ruleset_ref,
         avg(global_batch_size) filter (where scored) as global_batch_size,
-        avg(samples_to_converge) filter (where in_olympic_mean) as samples_to_converge
+        avg(samples_to_converge) filter (where in_olympic_mean) as samples_to_converge,
+        -- runs the published rules accept and today's reject: the first reason, in file order
+        arg_min(current_rules_drop_reason, run_file) filter (where scored and not scored_current_rules)
+            as newly_dropped_reason
     from fct_training_run
     group by all
 )
 
 select
-    runs.round,
-    runs.submitter,
-    runs.system,
-    runs.benchmark,
+    published.round,
+    published.submitter,
+    published.system,
+    published.benchmark,
     sys.division,
     sys.availability,
     sys.accelerator_model_name,
     sys.accelerator_count,
-    runs.runs_total,
-    runs.runs_dropped,
-    runs.runs_in_mean,
-    coalesce(scaling.scaling_factor, case when scaling.scaling_file is null then 1.0 end) as rcp_scaling_factor,
-    case
-        when runs.runs_dropped > runs.max_dropped then null
-        when scaling.scaling_file is not null and scaling.scaling_factor is null then null
-        else runs.olympic_mean_minutes * coalesce(scaling.scaling_factor, 1.0)
-    end as score_minutes,
-    case
-        when runs.runs_dropped > runs.max_dropped
-            then 'too many runs dropped (' || runs.runs_dropped || ' > ' || runs.max_dropped || ')'
-        when scaling.scaling_file is not null and scaling.scaling_factor is null then scaling.scaling_problem
-        when runs.runs_in_mean = 0 then 'no runs left after olympic trimming'
-    end as no_score_reason,
+    published.runs_total,
+    published.runs_dropped,
+    published.runs_in_mean,
+    published.rcp_scaling_factor,
+    published.score_minutes,
+    published.no_score_reason,
     runs.global_batch_size,
     runs.samples_to_converge,
-    sys.system is not null as has_system_description
-from runs
-left join stg_mlperf_scaling as scaling using (round, submitter, system, benchmark)
-left join dim_system as sys using (round, submitter, system)
+    sys.system is not null as has_system_description,
+    runs.ruleset_ref,
+    current.score_minutes as score_minutes_current_rules,
+    current.runs_dropped as runs_dropped_current_rules,
+    case
+        when current.score_minutes is null or published.score_minutes is null
+            or current.score_minutes != published.score_minutes
+            then coalesce(runs.newly_dropped_reason, current.no_score_reason)
+    end as current_rules_drop_reason
+from int_result_score as published
+join int_result_score as current
+    on current.round = published.round and current.submitter = published.submitter
+    and current.system = published.system and current.benchmark = published.benchmark
+    and current.rules_basis = 'current'
+join runs
+    on runs.round = published.round and runs.submitter = published.submitter
+    and runs.system = published.system and runs.benchmark = published.benchmark
+left join dim_system as sys
+    on sys.round = published.round and sys.submitter = published.submitter and sys.system = published.system
+where published.rules_basis = 'published'

@@ -1,62 +1,39 @@
--- One row per result file. `scored` = the run counts toward the score (it passed the round's
--- rules); `in_olympic_mean` = it survived the olympic trimming too.
-with runs as (
-    select
-        *,
-        drop_reason is null as scored,
-        case when benchmark = 'unet3d' then 4 else 1 end as max_dropped
-    from stg_mlperf_runs
-),
-
-groups as (
-    select round, submitter, system, benchmark, count(*) filter (where not scored) as runs_dropped
-    from runs
-    group by all
-),
-
-ranked as (
-    select
-        runs.*,
-        groups.runs_dropped,
-        row_number() over (
-            partition by runs.round, runs.submitter, runs.system, runs.benchmark, runs.scored
-            order by runs.time_to_train_minutes, runs.run_file
-        ) as speed_rank,
-        count(*) over (
-            partition by runs.round, runs.submitter, runs.system, runs.benchmark, runs.scored
-        ) as scored_runs
-    from runs
-    join groups using (round, submitter, system, benchmark)
-)
-
+-- Grain: one row per result file.
+-- Inputs: stg_mlperf_runs, int_run_scoring.
+-- `scored` = the run counts toward the score as published (it passed the round's own rules);
+-- `in_olympic_mean` = it survived the olympic trimming too. The `*_current_rules` columns say the
+-- same under today's pinned mlperf-logging package.
 select
-    round,
-    submitter,
-    system,
-    benchmark,
-    run_file,
-    run_file_name,
-    case when scored then 'scored' else 'dropped' end as status,
-    scored,
-    drop_reason,
-    run_start_ms,
-    run_stop_ms,
-    time_to_train_minutes,
-    global_batch_size,
-    samples_to_converge,
-    seed,
-    steady_state_throughput,
-    throughput_unit,
-    -- The official olympic mean: drop the `max_dropped` fastest, and as many of the slowest as
-    -- were not already dropped by the rules.
-    scored
-        and runs_dropped <= max_dropped
-        and speed_rank > max_dropped
-        and speed_rank <= scored_runs - (max_dropped - runs_dropped) as in_olympic_mean,
-    run_status,
-    ruleset,
-    benchmark_logged,
-    log_lines,
-    mllog_lines,
-    parse_errors
-from ranked
+    runs.round,
+    runs.submitter,
+    runs.system,
+    runs.benchmark,
+    runs.run_file,
+    runs.run_file_name,
+    case when published.scored then 'scored' else 'dropped' end as status,
+    published.scored,
+    runs.drop_reason,
+    runs.run_start_ms,
+    runs.run_stop_ms,
+    runs.time_to_train_minutes,
+    runs.global_batch_size,
+    runs.samples_to_converge,
+    runs.seed,
+    runs.steady_state_throughput,
+    runs.throughput_unit,
+    published.in_olympic_mean,
+    runs.run_status,
+    runs.ruleset,
+    runs.ruleset_ref,
+    current.scored as scored_current_rules,
+    runs.current_rules_drop_reason,
+    current.in_olympic_mean as in_olympic_mean_current_rules,
+    runs.benchmark_logged,
+    runs.log_lines,
+    runs.mllog_lines,
+    runs.parse_errors
+from stg_mlperf_runs as runs
+join int_run_scoring as published on published.run_file = runs.run_file and published.round = runs.round
+    and published.rules_basis = 'published'
+join int_run_scoring as current on current.run_file = runs.run_file and current.round = runs.round
+    and current.rules_basis = 'current'

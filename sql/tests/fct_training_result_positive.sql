@@ -1,2 +1,3 @@
 -- A score is a positive number of minutes.
 select * from fct_training_result where score_minutes <= 0
+    or score_minutes_current_rules <= 0

@@ -68,3 +68,47 @@ def make_archive(members: dict[str, bytes], top: str = "training_results_v9.9-ma
         for info in extra:
             tar.addfile(info)
     return buf.getvalue()
+
+
+def make_rules_archive(files: dict[str, str], checker_source: str, top: str = "logging-test") -> bytes:
+    """A `mlcommons/logging`-shaped archive: rule files (path below the compliance checker → YAML) and
+    the checker code whose semantics apply."""
+    checker = "mlperf_logging/compliance_checker"
+    members = {f"{checker}/{name}": text.encode() for name, text in files.items()}
+    members[f"{checker}/mlp_compliance.py"] = checker_source.encode()
+    return make_archive(members, top=top)
+
+
+def package_rules_archive(round_version: str) -> tuple[str, bytes] | None:
+    """(ref, archive bytes): the installed mlperf-logging package's rules for the round, shaped like
+    the `mlcommons/logging` archive a refresh fetches for it (None for v0.5: no rules)."""
+    from importlib import resources
+    from pathlib import Path
+
+    from pipelines.lib.mlperf.rules import package_ruleset, ref_for_round
+
+    ref = ref_for_round(round_version)
+    if ref is None:
+        return None
+    checker = (Path(str(resources.files("mlperf_logging.compliance_checker"))) / "mlp_compliance.py").read_text()
+    return ref.ref, make_rules_archive(dict(package_ruleset(round_version).files), checker)
+
+
+def install_package_rules(base, round_version: str) -> None:
+    """Put the package's rules where a refresh would have fetched the round's rules archive, so
+    staging works without the network or ../shared."""
+    from pipelines.lib.mlperf.refresh import rules_archive_path
+
+    made = package_rules_archive(round_version)
+    if made is not None:
+        path = rules_archive_path(made[0], base)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(made[1])
+
+
+def serve_package_rules(site, round_version: str) -> str:
+    """Write the round's rules archive into a served folder; returns the path part of the template."""
+    made = package_rules_archive(round_version)
+    if made is not None:
+        (site / f"logging-{made[0]}.tar.gz").write_bytes(made[1])
+    return "logging-{ref}.tar.gz"

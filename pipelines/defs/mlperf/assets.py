@@ -5,7 +5,8 @@ import dagster as dg
 from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
 from pipelines.lib.http import RetryPolicy
-from pipelines.lib.mlperf.refresh import fetch_round, stage_round
+from pipelines.lib.mlperf.refresh import fetch_round, fetch_rules, stage_round
+from pipelines.lib.mlperf.rules import rules_url
 from pipelines.lib.rounds import archive_url
 
 
@@ -38,13 +39,54 @@ def mlperf_results_archive(
 
 @dg.asset(
     partitions_def=mlperf_rounds,
-    deps=[mlperf_results_archive],
+    group_name="mlperf",
+    kinds={"python", "file"},
+    description=(
+        "The mlcommons/logging archive at the git ref the round was scored with (pipelines/lib/mlperf/"
+        "rules_refs.csv): its rule files and checker code decide the score as published."
+    ),
+)
+def mlperf_rules_archive(
+    context: dg.AssetExecutionContext, results_source: MlperfResultsSource, warehouse_location: WarehouseLocation
+) -> dg.MaterializeResult:
+    round_version = context.partition_key
+    policy = RetryPolicy(max_attempts=results_source.max_attempts, backoff_seconds=results_source.backoff_seconds)
+    ref, fetched = fetch_rules(round_version, results_source.rules_url_template, warehouse_location.path(), policy)
+    if ref is None:
+        context.log.info(f"{round_version}: no rules release exists; runs must start, stop and succeed")
+        return dg.MaterializeResult(metadata={"ref": "none", "why": "v0.5 predates the rules releases"})
+    if not ref.listed:
+        context.log.warning(ref.why)
+    return dg.MaterializeResult(
+        metadata={
+            "ref": ref.ref,
+            "ref_date": ref.ref_date,
+            "why": ref.why,
+            "in_rules_table": ref.listed,
+            "url": dg.MetadataValue.url(rules_url(results_source.rules_url_template, ref.ref)),
+            "changed": fetched.changed,
+            "sha256": fetched.sha256,
+            "bytes": fetched.size,
+        },
+        data_version=dg.DataVersion(fetched.sha256),
+    )
+
+
+@dg.asset(
+    partitions_def=mlperf_rounds,
+    deps=[mlperf_results_archive, mlperf_rules_archive],
     group_name="mlperf",
     kinds={"python", "polars", "parquet"},
-    description="Runs, systems and scaling factors parsed from the archive, validated; failures quarantined.",
+    description=(
+        "Runs, systems and scaling factors parsed from the archive, each run judged by the round's own rules "
+        "(as published) and today's; validated, failures quarantined."
+    ),
 )
-def mlperf_round_tables(context: dg.AssetExecutionContext, warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
-    staged = stage_round(context.partition_key, warehouse_location.path())
+def mlperf_round_tables(
+    context: dg.AssetExecutionContext, results_source: MlperfResultsSource, warehouse_location: WarehouseLocation
+) -> dg.MaterializeResult:
+    staged = stage_round(context.partition_key, warehouse_location.path(),
+                         max_shrink=results_source.max_shrink, accept_shrink=results_source.accept_shrink)
     context.log.info(
         f"{context.partition_key}: {'unchanged, not re-parsed' if staged.skipped else 'parsed'}; "
         f"rows {staged.row_counts}, quarantined {staged.quarantine_count}"
@@ -60,3 +102,7 @@ def mlperf_round_tables(context: dg.AssetExecutionContext, warehouse_location: W
         },
         data_version=dg.DataVersion(staged.archive_sha256),
     )
+
+
+# Everything one round partition materializes, in order: jobs, sensors and the CLI select these.
+ROUND_ASSETS = [mlperf_results_archive, mlperf_rules_archive, mlperf_round_tables]

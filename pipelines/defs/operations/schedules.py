@@ -2,15 +2,15 @@
 
 import dagster as dg
 
-from pipelines.defs.mlperf.assets import mlperf_results_archive, mlperf_round_tables
+from pipelines.defs.mlperf.assets import ROUND_ASSETS
 from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.warehouse.assets import mlperf_warehouse
 
 # Partitioned and unpartitioned assets cannot share a job: one job per round, one for the build.
 mlperf_rounds_job = dg.define_asset_job(
     "mlperf_rounds_job",
-    selection=dg.AssetSelection.assets(mlperf_results_archive, mlperf_round_tables),
-    description="Fetch (conditional GET) and stage one MLPerf round.",
+    selection=dg.AssetSelection.assets(*ROUND_ASSETS),
+    description="Fetch (conditional GET) one MLPerf round and the rules it was scored with, and stage it.",
 )
 mlperf_warehouse_job = dg.define_asset_job(
     "mlperf_warehouse_job",

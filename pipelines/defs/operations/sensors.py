@@ -6,7 +6,7 @@ import time
 
 import dagster as dg
 
-from pipelines.defs.mlperf.assets import mlperf_results_archive, mlperf_round_tables
+from pipelines.defs.mlperf.assets import ROUND_ASSETS
 from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.operations.schedules import mlperf_rounds_job, mlperf_warehouse_job
 from pipelines.defs.prices.schedules import price_refresh_job
@@ -17,7 +17,7 @@ def _add_and_fetch(rounds: list[str], why: str, cursor: str | None = None) -> dg
     return dg.SensorResult(
         run_requests=[
             dg.RunRequest(run_key=f"{why}-{r}", partition_key=r,
-                          asset_selection=[mlperf_results_archive.key, mlperf_round_tables.key])
+                          asset_selection=[a.key for a in ROUND_ASSETS])
             for r in rounds
         ],
         dynamic_partitions_requests=[mlperf_rounds.build_add_request(rounds)],

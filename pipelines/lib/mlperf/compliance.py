@@ -1,11 +1,12 @@
 """The official compliance rules, evaluated fast.
 
-The rule files of `mlperf_logging.compliance_checker` (YAML, one folder per ruleset) are read as
-data and evaluated with the same semantics as its `ComplianceChecker`: the same per-config state,
-the same overwriting of messages when a later config redefines a key, the same occurrence
-requirements. What makes the official checker slow is re-reading YAML and re-parsing the log for
-every file; here each config is loaded and its code compiled once per process, and a log is
-parsed once.
+Rule files (YAML, one folder per ruleset; see `rules.py` for where they come from) are read as data
+and evaluated with the semantics of the checker release that goes with them (`CheckerSemantics`):
+the same per-config state, the same overwriting of messages when a later config redefines a key,
+the same occurrence requirements, and the differences between releases (which lines run a key's
+checks, AT_LEAST(n), FIRST_CHECK, the 1.1 weights-initialization warnings). What makes the official
+checker slow is re-reading YAML and re-parsing the log for every file; here each config is loaded
+and its code compiled once per process, and a log is parsed once.
 """
 
 from __future__ import annotations
@@ -13,33 +14,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
-from pathlib import Path
 
 import yaml
 
-from ..rounds import round_sort_key
 from .mllog import LogLine
+from .rules import RuleSet
 
 _Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # BaseLoader: every scalar is a string, as upstream
-
-
-def rules_root() -> Path:
-    return Path(str(resources.files("mlperf_logging.compliance_checker")))
-
-
-def available_rulesets(usage: str = "training") -> list[str]:
-    names = [p.name.split("_", 1)[1] for p in rules_root().glob(f"{usage}_*.*.*") if p.is_dir()]
-    versions = {n for n in names if re.fullmatch(r"\d+\.\d+\.\d+", n)}
-    return sorted(versions, key=lambda v: tuple(int(x) for x in v.split(".")))
-
-
-def ruleset_for_round(round_version: str, usage: str = "training") -> str | None:
-    """`v4.1` → `4.1.0`; a round newer than the installed rules uses the newest older ruleset."""
-    wanted = round_sort_key(round_version) + (0,)
-    candidates = [r for r in available_rulesets(usage) if tuple(int(x) for x in r.split(".")) <= wanted]
-    return candidates[-1] if candidates else None
 
 
 def _is_integer(value):
@@ -70,13 +51,20 @@ class _Config:
     end_checks: list
 
 
-@lru_cache(maxsize=None)
-def load_config(relative_path: str) -> _Config | None:
-    path = rules_root() / relative_path
-    if not path.exists():
-        return None
-    with open(path) as fh:
-        records = yaml.load(fh, Loader=_Loader) or []
+_COMPILED: dict[tuple[str, str], _Config | None] = {}
+
+
+def load_config(ruleset: RuleSet, relative_path: str) -> _Config | None:
+    """One config file of the ruleset, parsed and compiled once per process."""
+    key = (ruleset.digest, relative_path)
+    if key not in _COMPILED:
+        text = ruleset.config_text(relative_path)
+        _COMPILED[key] = None if text is None else _compile_config(relative_path, text)
+    return _COMPILED[key]
+
+
+def _compile_config(relative_path: str, text: str) -> _Config:
+    records = yaml.load(text, Loader=_Loader) or []
 
     def ev(code):
         return compile(code.strip(), f"{relative_path}", "eval")
@@ -121,7 +109,9 @@ class ComplianceResult:
 class _Run:
     """One check of one log: the state `ComplianceChecker` keeps between configs."""
 
-    def __init__(self):
+    def __init__(self, ruleset: RuleSet):
+        self.ruleset = ruleset
+        self.semantics = ruleset.semantics
         self.overwritable: dict[str, str] = {}
         self.fixed: list[str] = []
         self.queue: list[str] = []
@@ -151,13 +141,16 @@ class _Run:
 
     def run_config(self, lines: list[LogLine], relative_path: str):
         """One config file over the log (`lines` may be extended by the config's BEGIN code)."""
-        config = load_config(relative_path)
+        config = load_config(self.ruleset, relative_path)
         if config is None:
             self.message(f"Could not find config file: {relative_path}")
             return
         state = {"enqueue_config": self.queue.append, "s": {}, "is_integer": _is_integer, "math": math}
         if config.begin is not None:
-            exec(config.begin, state, {"loglines": lines})
+            if self.semantics.begin_sees_loglines:
+                exec(config.begin, state, {"loglines": lines})
+            else:  # releases before 3.1 ran BEGIN with the config state only
+                exec(config.begin, state)
         rules = config.keys
         reported: dict[str, list] = {k: [] for k in rules}
         for key in rules:  # a later config's rules replace earlier messages for the same key
@@ -174,12 +167,12 @@ class _Run:
                 reported[line.key].append(line.value["value"])
             except Exception:
                 continue  # upstream treats a value it cannot index as an unknown key
-            if line.key not in submission_seen:
+            if line.key not in submission_seen:  # stays empty before 2.1: every line runs the checks
                 self.execute(line, rule.pre, state, "PRE")
                 if rule.checks:
                     self.check(line, rule.checks, state)
                 self.execute(line, rule.post, state, "POST")
-            if rule.first_checks and line.key not in first_seen:
+            if rule.first_checks and self.semantics.first_check and line.key not in first_seen:
                 first_seen.add(line.key)
                 self.check(line, rule.first_checks, state)
             if rule.at_least_one_check is not None:
@@ -189,7 +182,7 @@ class _Run:
                 except Exception:  # upstream crashes here; a failed check is the useful answer
                     passed = False
                 at_least_one[line.key] += bool(passed)
-            if "submission_" in line.key:
+            if "submission_" in line.key and self.semantics.checks_submission_keys_once:
                 submission_seen.add(line.key)
         for name, count in at_least_one.items():
             if count == 0:
@@ -207,8 +200,11 @@ class _Run:
                 else:
                     self.message(f"Required EXACTLY_ONE occurrence of '{name}' but found {len(values)}", name)
             if req == "AT_LEAST_ONE" and not values:
-                self.message(f"Required AT_LEAST_ONE occurrence of '{name}' but found 0", name)
-            if req.startswith("AT_LEAST(") and len(values) < int(req[len("AT_LEAST("):-1]):
+                if name == "weights_initialization" and self.semantics.weights_init_warnings:
+                    pass  # 1.1: "Failed weights initialization check (can be ignored for 1.1.0)", a warning
+                else:
+                    self.message(f"Required AT_LEAST_ONE occurrence of '{name}' but found 0", name)
+            if req.startswith("AT_LEAST(") and self.semantics.at_least_n and len(values) < int(req[len("AT_LEAST("):-1]):
                 self.message(f"Required {req} occurrence of '{name}' but found {len(values)}", name)
             if req.startswith("AT_LEAST_ONE_OR"):
                 alts = [s.strip() for s in req[len("AT_LEAST_ONE_OR("):-1].split(",")]
@@ -222,19 +218,26 @@ class _Run:
         for source, code in config.end_checks:
             try:
                 if not eval(code, state):
+                    if self.semantics.weights_init_warnings and _is_weights_init_test(source):
+                        continue  # 1.1: a warning, not a failure
                     self.message(f"failed test: {source.strip()}")
             except Exception:
                 self.message(f"Failed executing END CHECK code: {source.strip()}")
 
 
-def check_log(lines: list[LogLine], parse_errors: int, ruleset: str, usage: str = "training") -> ComplianceResult:
-    """Does this log pass the ruleset's compliance rules? Same verdict as the official checker."""
-    run = _Run()
+def _is_weights_init_test(source: str) -> bool:
+    words = source.strip().split()
+    return bool(words) and words[0] == "sorted(s['initialized_tensors'])"
+
+
+def check_log(lines: list[LogLine], parse_errors: int, ruleset: RuleSet) -> ComplianceResult:
+    """Does this log pass the ruleset's compliance rules? Same verdict as that release's checker."""
+    run = _Run(ruleset)
     if parse_errors:
         run.message("Log lines had parsing errors.")
     if not lines:
         run.message("No log lines detected")
-    run.queue.append(f"{usage}_{ruleset}/common.yaml")
+    run.queue.append(ruleset.entry)
     lines = list(lines)  # configs may append virtual lines; keep the caller's list intact
     while run.queue:
         run.run_config(lines, run.queue.pop(0))

@@ -4,16 +4,39 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+import duckdb
+import polars as pl
+
 from ..http import FetchResult, RetryPolicy, fetch_to_file, recorded_sha256
-from ..paths import ensure_inside, raw_dir, staging_dir
+from ..paths import ensure_inside, published_db, raw_dir, staging_dir
 from ..rounds import archive_url
 from ..staging import staged_files, write_staged
+from .round_parser import RoundRules
+from .rules import RulesRef, package_ruleset, ref_for_round, ruleset_from_archive, rules_url
 from .tables import TABLES, round_frames
+
+_SAFE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+# A round whose results that count shrink by more than this share against the published build is
+# refused (its previous data stays) unless the shrink is accepted.
+DEFAULT_MAX_SHRINK = 0.25
+
+
+class RoundRejected(Exception):
+    """The round's new archive is refused; its previously staged data stays in the warehouse."""
+
+
+class NoResultLogs(RoundRejected):
+    pass
+
+
+class RoundShrank(RoundRejected):
+    pass
 
 _CODE_FILES = sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parents[3] / "schemas" / "mlperf.py"]
 
@@ -28,6 +51,33 @@ def parser_version() -> str:
 
 def archive_path(round_version: str, base: Path) -> Path:
     return ensure_inside(raw_dir("mlperf", base) / f"training_results_{round_version}.tar.gz", base)
+
+
+def rules_archive_path(ref: str, base: Path) -> Path:
+    if not _SAFE_REF.match(ref):
+        raise ValueError(f"not a usable git ref for the rules archive: {ref!r}")
+    return ensure_inside(raw_dir("rules", base) / f"logging-{ref}.tar.gz", base)
+
+
+def fetch_rules(round_version: str, url_template: str, base: Path, policy: RetryPolicy) -> tuple[RulesRef | None, FetchResult | None]:
+    """The `mlcommons/logging` archive at the ref the round was scored with (None for v0.5)."""
+    ref = ref_for_round(round_version)
+    if ref is None:
+        return None, None
+    dest = rules_archive_path(ref.ref, base)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    return ref, fetch_to_file(rules_url(url_template, ref.ref), dest, policy=policy)
+
+
+def round_rules(round_version: str, base: Path) -> RoundRules:
+    """The round's rules as published (from its fetched rules archive) and today's (the package)."""
+    ref = ref_for_round(round_version)
+    if ref is None:
+        return RoundRules(None, None)
+    path = rules_archive_path(ref.ref, base)
+    if not path.exists():
+        raise FileNotFoundError(f"the rules archive of {round_version} (ref {ref.ref}) has not been fetched")
+    return RoundRules(ruleset_from_archive(path, ref.ref, round_version), package_ruleset(round_version))
 
 
 def fetch_round(round_version: str, url_template: str, base: Path, policy: RetryPolicy) -> FetchResult:
@@ -49,14 +99,59 @@ def _marker(round_version: str, base: Path) -> Path:
     return staging_dir("_meta", base) / f"mlperf-{round_version}.json"
 
 
-def stage_round(round_version: str, base: Path) -> StageResult:
-    """Parse the round's archive into staged Parquet, unless the same archive was staged by this code."""
+def scored_results(runs: pl.DataFrame) -> int:
+    """Results (submitter, system, benchmark) with at least one run that counts as published."""
+    return runs.filter(pl.col("drop_reason").is_null()).select("submitter", "system", "benchmark").n_unique()
+
+
+def published_scored_results(round_version: str, base: Path) -> int | None:
+    """The same count in the published warehouse, or None when there is none to compare with."""
+    db = published_db(base)
+    if not db.exists():
+        return None
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            return con.execute(
+                "select count(distinct (submitter, system, benchmark)) from fct_training_run where round = ? and scored",
+                [round_version],
+            ).fetchone()[0]
+        finally:
+            con.close()
+    except duckdb.Error:
+        return None  # an unreadable published file is the recovery path's business, not a reason to refuse
+
+
+def _guard(round_version: str, frames: dict[str, pl.DataFrame], base: Path, max_shrink: float, accept_shrink: bool):
+    runs = frames["mlperf_runs"]
+    if runs.height == 0:
+        raise NoResultLogs(
+            f"{round_version}: the archive holds no result logs in any known layout "
+            "(<submitter>/results/<system>/<benchmark>/result_*.txt, or v0.5's <submitter>/<entry>/results/...); "
+            "is the URL template pointing at the right repository? The previous data of the round is kept"
+        )
+    before, now = published_scored_results(round_version, base), scored_results(runs)
+    if before and not accept_shrink and now < before * (1 - max_shrink):
+        raise RoundShrank(
+            f"{round_version}: results with runs that count fell from {before} to {now} "
+            f"(more than {max_shrink:.0%}); the previous data is kept. If upstream really changed, "
+            "refresh with --accept-shrink"
+        )
+
+
+def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_MAX_SHRINK,
+                accept_shrink: bool = False) -> StageResult:
+    """Parse the round's archive into staged Parquet, unless the same archive was staged by this code.
+    Refuses (RoundRejected, nothing written) an archive with no result logs or one whose results
+    that count shrink by more than `max_shrink` against the published build."""
     archive = archive_path(round_version, base)
     sha = recorded_sha256(archive)  # hashed once, while it was downloaded
     if sha is None:  # an archive put there by other means
         with open(archive, "rb") as fh:
             sha = hashlib.file_digest(fh, "sha256").hexdigest()
-    version = parser_version()
+    rules = round_rules(round_version, base)
+    version = parser_version() + "".join(
+        f"-{r.ref}:{r.folder}:{r.digest}" for r in (rules.published, rules.current) if r is not None)
     marker = _marker(round_version, base)
     if marker.exists():
         previous = json.loads(marker.read_text())
@@ -64,7 +159,8 @@ def stage_round(round_version: str, base: Path) -> StageResult:
         if staged and previous.get("archive_sha256") == sha and previous.get("parser_version") == version:
             return StageResult(True, previous["row_counts"], previous["quarantine_count"], 0.0, sha)
     started = time.perf_counter()
-    frames = round_frames(archive, round_version)
+    frames = round_frames(archive, round_version, rules)
+    _guard(round_version, frames, base, max_shrink, accept_shrink)
     for table in TABLES:
         write_staged(table, round_version, frames[table], base)
     write_staged("quarantine", f"mlperf-{round_version}", frames["quarantine"], base)

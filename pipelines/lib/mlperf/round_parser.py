@@ -13,8 +13,23 @@ from pathlib import Path
 from . import compliance
 from .archive import iter_members
 from .mllog import MLP05, format_for_round, normalize_v05, parse_log
+from .rules import RuleSet
 from .runs import run_facts
 from .systems import parse_system
+
+
+@dataclass(frozen=True)
+class RoundRules:
+    """The rules a round's runs are judged by: as published (the round's own release) and today's
+    pinned package. None means no rules exist for the generation (v0.5): start, stop, success."""
+
+    published: RuleSet | None
+    current: RuleSet | None
+
+    @property
+    def identical(self) -> bool:
+        return self.published is None and self.current is None or (
+            self.published is not None and self.published.same_verdicts_as(self.current))
 
 
 # The timeline of a run kept as events: enough to recompute timings and throughput in SQL.
@@ -72,34 +87,45 @@ def add_events(events: dict[str, list], run_file: str, lines) -> None:
         events["status"].append(md.get("status") if isinstance(md.get("status"), str) else None)
 
 
-def score_run(data: bytes, round_version: str, ruleset: str | None, events: dict[str, list] | None = None,
+def _drop_reason(lines, parse_errors: int, ruleset: RuleSet | None, facts) -> str | None:
+    """Why a run does not count toward the score under `ruleset`, or None if it counts."""
+    if ruleset is not None:
+        verdict = compliance.check_log(lines, parse_errors, ruleset)
+        passed, reason = verdict.passed, verdict.reason
+    else:  # no official rules for this generation: the run must start, stop and succeed
+        passed, reason = _basic_rules(lines, parse_errors)
+    if not passed:
+        return f"compliance: {reason}"
+    if facts.run_start_ms is None:
+        return "run_start not recorded"
+    if facts.run_stop_ms is None:
+        return "run_stop not recorded"
+    return None
+
+
+def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[str, list] | None = None,
               run_file: str = "") -> dict:
-    """Everything the warehouse keeps about one result file, and whether it counts toward the score."""
+    """Everything the warehouse keeps about one result file, and whether it counts toward the score
+    as published (the round's own rules) and under today's rules."""
     fmt = format_for_round(round_version)
     log = parse_log(data, fmt)
     lines = normalize_v05(log.lines) if fmt is MLP05 else log.lines
-    if ruleset is not None:
-        verdict = compliance.check_log(lines, len(log.errors), ruleset)
-        passed, reason = verdict.passed, verdict.reason
-    else:  # no official rules for this generation: the run must start, stop and succeed
-        passed, reason = _basic_rules(lines, len(log.errors))
     facts = run_facts(lines)
+    drop_reason = _drop_reason(lines, len(log.errors), rules.published, facts)
+    current_drop_reason = (drop_reason if rules.identical
+                           else _drop_reason(lines, len(log.errors), rules.current, facts))
     if events is not None:
         add_events(events, run_file, lines)
-    drop_reason = None
-    if not passed:
-        drop_reason = f"compliance: {reason}"
-    elif facts.run_start_ms is None:
-        drop_reason = "run_start not recorded"
-    elif facts.run_stop_ms is None:
-        drop_reason = "run_stop not recorded"
     minutes = None
     if facts.run_start_ms is not None and facts.run_stop_ms is not None:
         minutes = (facts.run_stop_ms - facts.run_start_ms) / 60.0 / 1000.0
     row = asdict(facts)
     row.update(
-        passed_compliance=passed,
+        passed_compliance=not (drop_reason or "").startswith("compliance:"),
         drop_reason=drop_reason,
+        current_rules_drop_reason=current_drop_reason,
+        ruleset=rules.published.folder if rules.published else None,
+        ruleset_ref=rules.published.ref if rules.published else None,
         time_to_train_minutes=minutes,
         log_lines=log.total_lines,
         mllog_lines=len(log.lines),
@@ -122,12 +148,11 @@ def _basic_rules(lines, parse_errors: int) -> tuple[bool, str | None]:
     return True, None
 
 
-def parse_round(archive: Path, round_version: str, workers: int | None = None) -> RoundTables:
+def parse_round(archive: Path, round_version: str, rules: RoundRules, workers: int | None = None) -> RoundTables:
     """All tables of one round. Result logs are scored on `workers` processes (default: one per
     core, capped at 4; 1 scores in this process), in archive order."""
-    ruleset = compliance.ruleset_for_round(round_version) if format_for_round(round_version) is not MLP05 else None
     tables = RoundTables()
-    with ResultScorer(round_version, ruleset, workers, small=archive.stat().st_size < 4 << 20) as scorer:
+    with ResultScorer(round_version, rules, workers, small=archive.stat().st_size < 4 << 20) as scorer:
         for member in iter_members(archive):
             _route(tables, scorer, round_version, member)
         for path, row, events in scorer.results():
@@ -171,13 +196,11 @@ def _add_run(tables: RoundTables, round_version: str, path: str, row: dict, even
                     row["first_parse_error"])
 
 
-def _score_batch(batch: list[tuple[str, bytes]], round_version: str, ruleset: str | None) -> list[tuple]:
+def _score_batch(batch: list[tuple[str, bytes]], round_version: str, rules: RoundRules) -> list[tuple]:
     out = []
     for path, data in batch:
         events = {c: [] for c in EVENT_COLUMNS}
-        row = score_run(data, round_version, ruleset, events, path)
-        row["ruleset"] = ruleset
-        out.append((path, row, events))
+        out.append((path, score_run(data, round_version, rules, events, path), events))
     return out
 
 
@@ -191,8 +214,8 @@ class ResultScorer:
     BATCH_BYTES = 4 << 20
     IN_FLIGHT = 6
 
-    def __init__(self, round_version: str, ruleset: str | None, workers: int | None, small: bool = False):
-        self.args = (round_version, ruleset)
+    def __init__(self, round_version: str, rules: RoundRules, workers: int | None, small: bool = False):
+        self.args = (round_version, rules)
         if workers is None:
             workers = int(os.environ.get("MLPERF_PARSE_WORKERS") or min(os.cpu_count() or 1, 4))
         self.pool = None

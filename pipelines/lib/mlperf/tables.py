@@ -9,11 +9,12 @@ import polars as pl
 from schemas.mlperf import MlperfEvent, MlperfRun, MlperfScaling, MlperfSystem
 
 from ..validation import quarantine_frame, validate_or_quarantine
-from .round_parser import parse_round
+from .round_parser import RoundRules, parse_round
 
 _RUN_TYPES = {
     "round": pl.String, "submitter": pl.String, "system": pl.String, "benchmark": pl.String,
-    "run_file": pl.String, "ruleset": pl.String, "passed_compliance": pl.Boolean, "drop_reason": pl.String,
+    "run_file": pl.String, "ruleset": pl.String, "ruleset_ref": pl.String, "passed_compliance": pl.Boolean,
+    "drop_reason": pl.String, "current_rules_drop_reason": pl.String,
     "status": pl.String, "run_start_ms": pl.Float64, "run_stop_ms": pl.Float64,
     "time_to_train_minutes": pl.Float64, "global_batch_size": pl.Float64, "samples_to_converge": pl.Float64,
     "seed": pl.Float64, "benchmark_logged": pl.String, "steady_state_throughput": pl.Float64,
@@ -50,9 +51,9 @@ def empty_frame(table: str) -> pl.DataFrame:
     return pl.DataFrame(schema=TABLES[table][0])
 
 
-def round_frames(archive: Path, round_version: str) -> dict[str, pl.DataFrame]:
+def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[str, pl.DataFrame]:
     """Parse, type and validate one round. Keys: the TABLES names and `quarantine`."""
-    parsed = parse_round(archive, round_version)
+    parsed = parse_round(archive, round_version, rules)
     rows = {"mlperf_runs": parsed.runs, "mlperf_systems": parsed.systems, "mlperf_scaling": parsed.benchmarks}
     frames: dict[str, pl.DataFrame] = {}
     quarantined = [quarantine_frame(parsed.quarantine)]

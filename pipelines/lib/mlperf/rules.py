@@ -1,0 +1,196 @@
+"""The compliance rules each round was scored with, as upstream data.
+
+MLCommons scored and published every round with the `mlcommons/logging` release of its time; rule
+files and checker code were edited afterwards, and today's package re-judges old logs (all v2.1
+BERT logs fail it). So a round is scored twice:
+
+- *as published*: the rule files and checker semantics of the round's own ref (`rules_refs.csv`,
+  fetched as the repository's archive at that ref), and
+- *current rules*: the pinned `mlperf-logging` package.
+
+A `RuleSet` is the YAML rule files of one ruleset folder plus the semantics of the checker code that
+evaluated them (`CheckerSemantics`, read off that release's `mlp_compliance.py`).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+import re
+import tarfile
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import metadata, resources
+from pathlib import Path, PurePosixPath
+
+from ..rounds import round_sort_key
+
+RULES_REFS_CSV = Path(__file__).with_name("rules_refs.csv")
+DEFAULT_RULES_URL_TEMPLATE = "https://github.com/mlcommons/logging/archive/{ref}.tar.gz"
+CHECKER_DIR = "mlperf_logging/compliance_checker/"
+# Rule folders: `0.6.0/` in early releases, `training_0.6.0/` later; `*_warn` and hpc_* are not scoring rules.
+_FOLDER = re.compile(r"^(?:training_)?(\d+)\.(\d+)\.(\d+)$")
+_MAX_RULE_FILE_BYTES = 1 << 20
+_MAX_RULE_FILES_BYTES = 32 << 20
+
+
+class RulesError(Exception):
+    """A rules archive cannot be used (unreadable, no checker, no ruleset for the round)."""
+
+
+@dataclass(frozen=True)
+class RulesRef:
+    round: str
+    ref: str
+    ref_date: str
+    why: str
+    listed: bool  # False: the round is not in the table and the newest ref stands in
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[str, RulesRef]:
+    with open(RULES_REFS_CSV, newline="") as fh:
+        return {row["round"]: RulesRef(row["round"], row["ref"], row["ref_date"], row["why"], True)
+                for row in csv.DictReader(fh)}
+
+
+def ref_for_round(round_version: str) -> RulesRef | None:
+    """The ref a round was scored with. v0.5 predates the rules releases: None. A round missing from
+    the table uses `MLPERF_RULES_DEFAULT_REF`, else the newest ref of the table, and says so."""
+    if round_sort_key(round_version) <= (0, 5):
+        return None
+    table = _table()
+    if round_version in table:
+        return table[round_version]
+    newest = max(table.values(), key=lambda r: r.ref_date)
+    ref = os.environ.get("MLPERF_RULES_DEFAULT_REF") or newest.ref
+    return RulesRef(round_version, ref, "", f"{round_version} is not in rules_refs.csv: scored with ref {ref}", False)
+
+
+def rules_url_template(override: str | None = None) -> str:
+    template = override or os.environ.get("MLPERF_RULES_URL_TEMPLATE") or DEFAULT_RULES_URL_TEMPLATE
+    if "{ref}" not in template:
+        raise ValueError(f"the rules URL template must contain {{ref}}: {template!r}")
+    return template
+
+
+def rules_url(template: str, ref: str) -> str:
+    return rules_url_template(template).replace("{ref}", ref)
+
+
+@dataclass(frozen=True)
+class CheckerSemantics:
+    """How a release's `mlp_compliance.py` evaluated the rule files, where releases differ."""
+
+    checks_submission_keys_once: bool  # 2.1+: PRE/CHECK/POST run on the first `submission_*` line only
+    begin_sees_loglines: bool  # 3.1+: a config's BEGIN code can read `loglines`
+    at_least_n: bool  # 3.1+: `REQ: AT_LEAST(n)` is enforced (earlier releases ignore it)
+    first_check: bool  # newer package: `FIRST_CHECK` runs on a key's first line
+    weights_init_warnings: bool  # 1.1 only: weights_initialization failures are warnings
+
+    @classmethod
+    def from_checker_source(cls, source: str) -> CheckerSemantics:
+        return cls(
+            checks_submission_keys_once="has_been_exec" in source,
+            begin_sees_loglines=re.search(r"exec\(begin_blocks\[0\]\['BEGIN'\]\['CODE'\]\.strip\(\),\s*state,\s*locals\(\)\)",
+                                          source) is not None,
+            at_least_n="AT_LEAST(" in source,
+            first_check="FIRST_CHECK" in source,
+            weights_init_warnings="can be ignored for 1.1.0" in source,
+        )
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """One ruleset folder's YAML files (path relative to the compliance checker → text) and the
+    semantics of the checker that evaluates them. Small and picklable: sent to worker processes."""
+
+    ref: str  # a git ref of mlcommons/logging, or "mlperf-logging==<version>" for the installed package
+    folder: str  # e.g. "training_4.1.0" or "0.6.0"
+    files: tuple[tuple[str, str], ...]
+    semantics: CheckerSemantics
+
+    @property
+    def entry(self) -> str:
+        return f"{self.folder}/common.yaml"
+
+    @property
+    def digest(self) -> str:
+        h = hashlib.sha256(repr(self.semantics).encode())
+        for name, text in self.files:
+            h.update(name.encode() + b"\0" + text.encode() + b"\0")
+        return h.hexdigest()[:16]
+
+    def config_text(self, relative_path: str) -> str | None:
+        return dict(self.files).get(relative_path)
+
+    def same_verdicts_as(self, other: RuleSet | None) -> bool:
+        return other is not None and self.digest == other.digest
+
+
+def folder_for_round(folders: set[str], round_version: str) -> str | None:
+    """The round's own folder (`training_X.Y.0` or `X.Y.0`), else the newest older one."""
+    wanted = round_sort_key(round_version)
+    candidates = []
+    for name in folders:
+        m = _FOLDER.match(name)
+        if m and (int(m.group(1)), int(m.group(2))) <= wanted:
+            candidates.append(((int(m.group(1)), int(m.group(2)), name.startswith("training_")), name))
+    return max(candidates)[1] if candidates else None
+
+
+def _ruleset(ref: str, round_version: str, yaml_files: dict[str, str], checker_source: str) -> RuleSet:
+    folders = {name.split("/", 1)[0] for name in yaml_files}
+    folder = folder_for_round(folders, round_version)
+    if folder is None:
+        raise RulesError(f"rules ref {ref} has no ruleset for {round_version} (folders: {', '.join(sorted(folders))})")
+    files = tuple(sorted((n, t) for n, t in yaml_files.items() if n.startswith(folder + "/")))
+    return RuleSet(ref, folder, files, CheckerSemantics.from_checker_source(checker_source))
+
+
+def ruleset_from_archive(path: Path, ref: str, round_version: str) -> RuleSet:
+    """Read a `mlcommons/logging` archive (any top folder) as a stream: only the checker's YAML and
+    `mlp_compliance.py`, regular files of bounded size; nothing is extracted to disk."""
+    yaml_files: dict[str, str] = {}
+    checker_source = None
+    total = 0
+    try:
+        with tarfile.open(path, mode="r|gz") as tar:
+            for info in tar:
+                parts = PurePosixPath(info.name).parts
+                rel = "/".join(parts[1:])
+                if not info.isfile() or ".." in parts or not rel.startswith(CHECKER_DIR):
+                    continue
+                inner = rel[len(CHECKER_DIR):]
+                if not (inner.endswith(".yaml") and inner.count("/") == 1) and inner != "mlp_compliance.py":
+                    continue
+                if info.size > _MAX_RULE_FILE_BYTES or total + info.size > _MAX_RULE_FILES_BYTES:
+                    raise RulesError(f"rules archive {path.name}: {rel} is larger than the rule-file limit")
+                total += info.size
+                text = tar.extractfile(info).read().decode("utf-8", "replace")
+                if inner == "mlp_compliance.py":
+                    checker_source = text
+                else:
+                    yaml_files[inner] = text
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        raise RulesError(f"cannot read rules archive {path.name}: {exc}") from exc
+    if checker_source is None or not yaml_files:
+        raise RulesError(f"{path.name} holds no mlperf_logging/compliance_checker rules: not a mlcommons/logging archive")
+    return _ruleset(ref, round_version, yaml_files, checker_source)
+
+
+def package_ruleset(round_version: str) -> RuleSet | None:
+    """Today's rules: the pinned `mlperf-logging` package's files. None for v0.5 (no rules)."""
+    if round_sort_key(round_version) <= (0, 5):
+        return None
+    return _package_ruleset(round_version)
+
+
+@lru_cache(maxsize=None)
+def _package_ruleset(round_version: str) -> RuleSet:
+    root = Path(str(resources.files("mlperf_logging.compliance_checker")))
+    yaml_files = {f"{p.parent.name}/{p.name}": p.read_text() for p in root.glob("*/*.yaml")}
+    return _ruleset(f"mlperf-logging=={metadata.version('mlperf-logging')}", round_version, yaml_files,
+                    (root / "mlp_compliance.py").read_text())

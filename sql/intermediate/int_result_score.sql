@@ -1,0 +1,47 @@
+-- Grain: one row per (round, submitter, system, benchmark, rules_basis).
+-- Inputs: int_run_scoring, stg_mlperf_scaling.
+-- The official score under each rule basis: the olympic mean of the runs that count, in minutes,
+-- times the benchmark folder's scaling.json factor (as published); NULL, with the reason, where
+-- the official summarizer prints no score.
+with results as (
+    select
+        round,
+        submitter,
+        system,
+        benchmark,
+        rules_basis,
+        count(*) as runs_total,
+        count(*) filter (where not scored) as runs_dropped,
+        any_value(max_dropped) as max_dropped,
+        count(*) filter (where in_olympic_mean) as runs_in_mean,
+        avg(time_to_train_minutes) filter (where in_olympic_mean) as olympic_mean_minutes,
+        -- the first reason, in file order, a run does not count: what a reader checks first
+        arg_min(drop_reason, run_file) filter (where not scored) as first_drop_reason
+    from int_run_scoring
+    group by all
+)
+
+select
+    r.round,
+    r.submitter,
+    r.system,
+    r.benchmark,
+    r.rules_basis,
+    r.runs_total,
+    r.runs_dropped,
+    r.runs_in_mean,
+    r.first_drop_reason,
+    coalesce(scaling.scaling_factor, case when scaling.scaling_file is null then 1.0 end) as rcp_scaling_factor,
+    case
+        when r.runs_dropped > r.max_dropped then null
+        when scaling.scaling_file is not null and scaling.scaling_factor is null then null
+        else r.olympic_mean_minutes * coalesce(scaling.scaling_factor, 1.0)
+    end as score_minutes,
+    case
+        when r.runs_dropped > r.max_dropped
+            then 'too many runs dropped (' || r.runs_dropped || ' > ' || r.max_dropped || ')'
+        when scaling.scaling_file is not null and scaling.scaling_factor is null then scaling.scaling_problem
+        when r.runs_in_mean = 0 then 'no runs left after olympic trimming'
+    end as no_score_reason
+from results as r
+left join stg_mlperf_scaling as scaling using (round, submitter, system, benchmark)

@@ -1,0 +1,55 @@
+-- Grain: one row per (result file, rules_basis).
+-- Inputs: stg_mlperf_runs.
+-- Whether each run counts toward its result's score, under two rule bases:
+--   'published' — the round's own mlcommons/logging release (the score as MLCommons published it),
+--   'current'   — today's pinned mlperf-logging package.
+-- The official olympic mean: drop the `max_dropped` fastest runs, and as many of the slowest as
+-- were not already dropped by the rules (unet3d drops four of each, every other benchmark one).
+with verdicts as (
+    select round, submitter, system, benchmark, run_file, time_to_train_minutes,
+        'published' as rules_basis, drop_reason
+    from stg_mlperf_runs
+    union all
+    select round, submitter, system, benchmark, run_file, time_to_train_minutes,
+        'current' as rules_basis, current_rules_drop_reason as drop_reason
+    from stg_mlperf_runs
+),
+
+runs as (
+    select
+        *,
+        drop_reason is null as scored,
+        case when benchmark = 'unet3d' then 4 else 1 end as max_dropped
+    from verdicts
+),
+
+ranked as (
+    select
+        *,
+        count(*) filter (where not scored) over result_runs as runs_dropped,
+        row_number() over (
+            partition by rules_basis, round, submitter, system, benchmark, scored
+            order by time_to_train_minutes, run_file
+        ) as speed_rank,
+        count(*) over (partition by rules_basis, round, submitter, system, benchmark, scored) as same_verdict_runs
+    from runs
+    window result_runs as (partition by rules_basis, round, submitter, system, benchmark)
+)
+
+select
+    round,
+    submitter,
+    system,
+    benchmark,
+    run_file,
+    rules_basis,
+    time_to_train_minutes,
+    drop_reason,
+    scored,
+    max_dropped,
+    runs_dropped,
+    scored
+        and runs_dropped <= max_dropped
+        and speed_rank > max_dropped
+        and speed_rank <= same_verdict_runs - (max_dropped - runs_dropped) as in_olympic_mean
+from ranked
