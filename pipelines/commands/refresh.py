@@ -12,6 +12,11 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("refresh", help="fetch, parse, validate, build and publish the warehouse")
     p.add_argument("--rounds", help="comma-separated rounds, e.g. v4.1,v5.0 (default: MLPERF_ROUNDS or all known)")
     p.add_argument("--results-url-template", help="URL template with {version}; http(s), file:// or a path")
+    p.add_argument("--rules-url-template",
+                   help="URL template with {ref} for the mlcommons/logging archive each round was scored with "
+                        "(default: MLPERF_RULES_URL_TEMPLATE or GitHub's archive of the ref)")
+    p.add_argument("--accept-shrink", action="store_true",
+                   help="publish rounds whose results that count shrank sharply against the published build")
     p.add_argument("--no-prices", action="store_true", help="skip the cloud price lists")
     p.add_argument("--warehouse-dir", help="where the warehouse lives (default: MLPERF_WAREHOUSE_DIR or ./warehouse)")
     p.set_defaults(handler=run)
@@ -28,6 +33,8 @@ def run(args: argparse.Namespace) -> int:
     summary = refresh(
         rounds,
         url_template=args.results_url_template,
+        rules_template=args.rules_url_template,
+        accept_shrink=args.accept_shrink,
         prices=not args.no_prices,
         progress=lambda msg: print(msg, file=sys.stderr, flush=True),
     )

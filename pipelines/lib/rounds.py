@@ -29,10 +29,14 @@ def round_sort_key(round_version: str) -> tuple[int, int]:
 
 
 def results_url_template(override: str | None = None) -> str:
-    """The archive URL template: `override`, else `MLPERF_RESULTS_URL_TEMPLATE`, else GitHub's."""
-    return override or os.environ.get("MLPERF_RESULTS_URL_TEMPLATE") or DEFAULT_RESULTS_URL_TEMPLATE
+    """The archive URL template: `override`, else `MLPERF_RESULTS_URL_TEMPLATE`, else GitHub's.
+    Without `{version}` every round would fetch the same archive and be scored as another round."""
+    template = override or os.environ.get("MLPERF_RESULTS_URL_TEMPLATE") or DEFAULT_RESULTS_URL_TEMPLATE
+    if "{version}" not in template:
+        raise ValueError(f"the results URL template must contain {{version}} (e.g. training_results_{{version}}.tar.gz): {template!r}")
+    return template
 
 
 def archive_url(template: str, round_version: str) -> str:
     """`{version}` is the round as in the repository name: `v4.1`."""
-    return template.replace("{version}", round_version)
+    return results_url_template(template).replace("{version}", round_version)
