@@ -66,7 +66,7 @@ def test_sensor_adds_new_round_then_304_then_rate_limit(github):
     assert isinstance(result, dg.SensorResult)
     assert [r.partition_key for r in result.run_requests] == ["v6.0"]
     assert {k.to_user_string() for k in result.run_requests[0].asset_selection} == {
-        "mlperf_results_archive", "mlperf_round_tables"}
+        "mlperf_results_archive", "mlperf_rules_archive", "mlperf_round_tables"}
     (add,) = result.dynamic_partitions_requests
     assert add.partitions_def_name == "mlperf_round" and list(add.partition_keys) == ["v6.0"]
     assert json.loads(result.cursor) == {"etag": ETAG}

@@ -126,10 +126,12 @@ def _refresh(
         if result.success:
             fetched = _metadata(result, "mlperf_results_archive")
             staged = _metadata(result, "mlperf_round_tables")
+            rules = _metadata(result, "mlperf_rules_archive")
             detail = (
                 f"{'downloaded' if fetched.get('changed') else 'unchanged upstream'}; "
                 f"{'re-parsed' if not staged.get('skipped') else 'not re-parsed'}; "
-                f"runs {staged.get('runs')}, systems {staged.get('systems')}, quarantined {staged.get('quarantined')}"
+                f"runs {staged.get('runs')}, systems {staged.get('systems')}, quarantined {staged.get('quarantined')}; "
+                f"rules {rules.get('ref')}" + ("" if rules.get("in_rules_table", True) else " (round not in the rules table)")
             )
         else:
             detail = _error(result)

@@ -100,6 +100,7 @@ def _compile_config(relative_path: str, text: str) -> _Config:
 class ComplianceResult:
     passed: bool
     messages: list[str]
+    configs: frozenset[str] = frozenset()  # the rule files that were run (or looked for)
 
     @property
     def reason(self) -> str | None:
@@ -115,6 +116,7 @@ class _Run:
         self.overwritable: dict[str, str] = {}
         self.fixed: list[str] = []
         self.queue: list[str] = []
+        self.configs: set[str] = set()
 
     def message(self, text: str, key: str | None = None):
         if key:
@@ -141,6 +143,7 @@ class _Run:
 
     def run_config(self, lines: list[LogLine], relative_path: str):
         """One config file over the log (`lines` may be extended by the config's BEGIN code)."""
+        self.configs.add(relative_path)
         config = load_config(self.ruleset, relative_path)
         if config is None:
             self.message(f"Could not find config file: {relative_path}")
@@ -242,4 +245,4 @@ def check_log(lines: list[LogLine], parse_errors: int, ruleset: RuleSet) -> Comp
     while run.queue:
         run.run_config(lines, run.queue.pop(0))
     messages = run.fixed + list(run.overwritable.values())
-    return ComplianceResult(not messages, messages)
+    return ComplianceResult(not messages, messages, frozenset(run.configs))

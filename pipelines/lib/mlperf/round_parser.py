@@ -8,6 +8,7 @@ import os
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from . import compliance
@@ -26,10 +27,14 @@ class RoundRules:
     published: RuleSet | None
     current: RuleSet | None
 
-    @property
-    def identical(self) -> bool:
-        return self.published is None and self.current is None or (
-            self.published is not None and self.published.same_verdicts_as(self.current))
+    @cached_property
+    def differing_files(self) -> frozenset[str] | None:
+        """Rule files that differ between the two; None when the checkers' semantics differ (or
+        only one side has rules), so every verdict must be computed twice."""
+        p, c = self.published, self.current
+        if p is None or c is None or p.semantics != c.semantics or p.entry != c.entry:
+            return None
+        return p.differing_files(c)
 
 
 # The timeline of a run kept as events: enough to recompute timings and throughput in SQL.
@@ -87,20 +92,22 @@ def add_events(events: dict[str, list], run_file: str, lines) -> None:
         events["status"].append(md.get("status") if isinstance(md.get("status"), str) else None)
 
 
-def _drop_reason(lines, parse_errors: int, ruleset: RuleSet | None, facts) -> str | None:
-    """Why a run does not count toward the score under `ruleset`, or None if it counts."""
+def _drop_reason(lines, parse_errors: int, ruleset: RuleSet | None, facts) -> tuple[str | None, frozenset[str]]:
+    """Why a run does not count toward the score under `ruleset` (None if it counts), and the
+    rule files that decided it."""
+    configs: frozenset[str] = frozenset()
     if ruleset is not None:
         verdict = compliance.check_log(lines, parse_errors, ruleset)
-        passed, reason = verdict.passed, verdict.reason
+        passed, reason, configs = verdict.passed, verdict.reason, verdict.configs
     else:  # no official rules for this generation: the run must start, stop and succeed
         passed, reason = _basic_rules(lines, parse_errors)
     if not passed:
-        return f"compliance: {reason}"
+        return f"compliance: {reason}", configs
     if facts.run_start_ms is None:
-        return "run_start not recorded"
+        return "run_start not recorded", configs
     if facts.run_stop_ms is None:
-        return "run_stop not recorded"
-    return None
+        return "run_stop not recorded", configs
+    return None, configs
 
 
 def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[str, list] | None = None,
@@ -111,9 +118,12 @@ def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[s
     log = parse_log(data, fmt)
     lines = normalize_v05(log.lines) if fmt is MLP05 else log.lines
     facts = run_facts(lines)
-    drop_reason = _drop_reason(lines, len(log.errors), rules.published, facts)
-    current_drop_reason = (drop_reason if rules.identical
-                           else _drop_reason(lines, len(log.errors), rules.current, facts))
+    drop_reason, configs = _drop_reason(lines, len(log.errors), rules.published, facts)
+    differing = rules.differing_files
+    if rules.published is None and rules.current is None or differing is not None and not configs & differing:
+        current_drop_reason = drop_reason  # the same rule files and semantics decided: the same verdict
+    else:
+        current_drop_reason, _ = _drop_reason(lines, len(log.errors), rules.current, facts)
     if events is not None:
         add_events(events, run_file, lines)
     minutes = None

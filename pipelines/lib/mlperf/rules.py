@@ -21,7 +21,7 @@ import re
 import tarfile
 import zlib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import metadata, resources
 from pathlib import Path, PurePosixPath
 
@@ -104,8 +104,10 @@ class CheckerSemantics:
 
 @dataclass(frozen=True)
 class RuleSet:
-    """One ruleset folder's YAML files (path relative to the compliance checker → text) and the
-    semantics of the checker that evaluates them. Small and picklable: sent to worker processes."""
+    """A release's rule files (path relative to the compliance checker → YAML text; configs enqueue
+    files of older folders, e.g. training_4.0.0 → training_3.1.0/closed_resnet_lars.yaml), the
+    round's entry folder, and the semantics of the checker that evaluates them. A few hundred KB,
+    picklable: sent to worker processes."""
 
     ref: str  # a git ref of mlcommons/logging, or "mlperf-logging==<version>" for the installed package
     folder: str  # e.g. "training_4.1.0" or "0.6.0"
@@ -116,7 +118,11 @@ class RuleSet:
     def entry(self) -> str:
         return f"{self.folder}/common.yaml"
 
-    @property
+    @cached_property
+    def texts(self) -> dict[str, str]:
+        return dict(self.files)
+
+    @cached_property
     def digest(self) -> str:
         h = hashlib.sha256(repr(self.semantics).encode())
         for name, text in self.files:
@@ -124,10 +130,12 @@ class RuleSet:
         return h.hexdigest()[:16]
 
     def config_text(self, relative_path: str) -> str | None:
-        return dict(self.files).get(relative_path)
+        return self.texts.get(relative_path)
 
-    def same_verdicts_as(self, other: RuleSet | None) -> bool:
-        return other is not None and self.digest == other.digest
+    def differing_files(self, other: RuleSet) -> frozenset[str]:
+        """Rule files whose text differs between the two releases (or exists in one only)."""
+        mine, theirs = self.texts, other.texts
+        return frozenset(n for n in mine.keys() | theirs.keys() if mine.get(n) != theirs.get(n))
 
 
 def folder_for_round(folders: set[str], round_version: str) -> str | None:
@@ -146,7 +154,8 @@ def _ruleset(ref: str, round_version: str, yaml_files: dict[str, str], checker_s
     folder = folder_for_round(folders, round_version)
     if folder is None:
         raise RulesError(f"rules ref {ref} has no ruleset for {round_version} (folders: {', '.join(sorted(folders))})")
-    files = tuple(sorted((n, t) for n, t in yaml_files.items() if n.startswith(folder + "/")))
+    # hpc_* and *_warn folders are never enqueued by training rules
+    files = tuple(sorted((n, t) for n, t in yaml_files.items() if _FOLDER.match(n.split("/", 1)[0])))
     return RuleSet(ref, folder, files, CheckerSemantics.from_checker_source(checker_source))
 
 
