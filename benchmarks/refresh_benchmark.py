@@ -59,7 +59,8 @@ def official_scorer(round_version: str, scratch: Path) -> float:
 def refresh(rounds: list[str], url: str, warehouse: Path) -> tuple[float, int]:
     env = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse)}
     return run([str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh", "--no-prices",
-                "--rounds", ",".join(rounds), "--results-url-template", f"{url}/training_results_{{version}}-main.tar.gz"], env)
+                "--rounds", ",".join(rounds), "--results-url-template", f"{url}/training_results_{{version}}-main.tar.gz",
+                "--rules-url-template", f"{url}/logging/logging-{{ref}}.tar.gz"], env)
 
 
 def main() -> None:

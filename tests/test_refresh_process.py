@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.logs import make_archive, open_ssd_run, system_json
+from support.logs import make_archive, open_ssd_run, serve_package_rules, system_json
 
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 COUNT_SQL = "select count(*) as systems, sum(runs_total) as runs from fct_training_result"
@@ -29,7 +29,8 @@ def env(tmp_path, warehouse):
     site = tmp_path / "site"
     site.mkdir()
     environment = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse),
-                                "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz")}
+                                "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
+                                "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1"))}
     _archive(site / "training_results_v4.1-main.tar.gz", systems=20)
     subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment, check=True, capture_output=True)
     _archive(site / "training_results_v4.1-main.tar.gz", systems=400)  # the next refresh has more to do
