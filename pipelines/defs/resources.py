@@ -1,6 +1,6 @@
 import dagster as dg
 
-from pipelines.lib.mlperf.refresh import DEFAULT_MAX_SHRINK
+from pipelines.lib.mlperf.refresh import DEFAULT_MAX_SHRINK, max_shrink_from_env
 from pipelines.lib.mlperf.rules import DEFAULT_RULES_URL_TEMPLATE, rules_url_template
 from pipelines.lib.rounds import DEFAULT_RESULTS_URL_TEMPLATE, results_url_template
 
@@ -36,7 +36,8 @@ def resources() -> dg.Definitions:
     return dg.Definitions(
         resources={
             "results_source": MlperfResultsSource(url_template=results_url_template(),
-                                                  rules_url_template=rules_url_template()),
+                                                  rules_url_template=rules_url_template(),
+                                                  max_shrink=max_shrink_from_env()),
             "warehouse_location": WarehouseLocation(directory=dg.EnvVar("MLPERF_WAREHOUSE_DIR").get_value("")),
         }
     )

@@ -9,6 +9,7 @@ from typing import Callable
 import dagster as dg
 
 from .paths import warehouse_dir
+from .mlperf.refresh import max_shrink_from_env
 from .mlperf.rules import rules_url_template
 from .rounds import results_url_template
 
@@ -111,7 +112,8 @@ def _refresh(
     resources = {
         "results_source": MlperfResultsSource(url_template=results_url_template(url_template),
                                               rules_url_template=rules_url_template(rules_template),
-                                              accept_shrink=accept_shrink, backoff_seconds=backoff_seconds),
+                                              max_shrink=max_shrink_from_env(), accept_shrink=accept_shrink,
+                                              backoff_seconds=backoff_seconds),
         "warehouse_location": WarehouseLocation(directory=str(warehouse_dir())),
     }
     summary = RefreshSummary()

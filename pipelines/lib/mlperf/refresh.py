@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -25,6 +26,17 @@ _SAFE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # A round whose results that count shrink by more than this share against the published build is
 # refused (its previous data stays) unless the shrink is accepted.
 DEFAULT_MAX_SHRINK = 0.25
+
+
+def max_shrink_from_env() -> float:
+    """`MLPERF_MAX_SHRINK` (a share between 0 and 1), else the default."""
+    text = os.environ.get("MLPERF_MAX_SHRINK")
+    if not text:
+        return DEFAULT_MAX_SHRINK
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise ValueError(f"MLPERF_MAX_SHRINK must be a share between 0 and 1, not {text!r}")
+    return value
 
 
 class RoundRejected(Exception):
