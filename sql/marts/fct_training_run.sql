@@ -58,5 +58,10 @@ select
     benchmark_logged,
     log_lines,
     mllog_lines,
-    parse_errors
+    parse_errors,
+    log_sha256,
+    run_identity,
+    first_seen_round,
+    first_seen_submitter,
+    first_seen_system
 from ranked

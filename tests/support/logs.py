@@ -57,7 +57,7 @@ def system_json(**overrides) -> bytes:
     return json.dumps(doc).encode()
 
 
-def make_archive(members: dict[str, bytes], top: str = "training_results_v9.9-main", *, extra: list[tarfile.TarInfo] = ()) -> bytes:
+def make_archive(members: dict[str, bytes], top: str = "training_results-main", *, extra: list[tarfile.TarInfo] = ()) -> bytes:
     """A .tar.gz with `members` (paths relative to the top folder) plus raw TarInfo entries (links...)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
