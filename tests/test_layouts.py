@@ -91,6 +91,20 @@ def test_v05_layout_loads_with_systems_from_entry_json_and_scores(warehouse):
     assert dim == ("tpuv3-512", 32, 8)  # a 512-core slice is 256 chips, over the 32 hosts declared
 
 
+def test_v05_layout_without_an_entry_folder_and_what_is_not_a_layout(tmp_path):
+    members = {"v0.5.0/solo/results/box/entry.json": _entry_json("Tesla V100-SXM2-16GB", 8, 2, "2xDGX-1")}
+    members |= {f"v0.5.0/solo/results/box/gnmt/result_{i}.txt": _v05_log("gnmt", 1.5e9 + i * 1e5, 20 + i) for i in range(3)}
+    members["v0.5.0/solo/a/b/c/results/box/gnmt/result_9.txt"] = _v05_log("gnmt", 1.9e9, 5)  # `results` too deep
+    members["solo/box/gnmt/result_8.txt"] = _v05_log("gnmt", 1.9e9, 5)  # no `results` folder
+    archive = tmp_path / "v05.tar.gz"
+    archive.write_bytes(make_archive(members))
+    parsed = parse_round(archive, "v0.5", workers=1)
+    assert sorted((r["submitter"], r["system"], r["benchmark"], r["run_file"].rsplit("/", 1)[1]) for r in parsed.runs) == [
+        ("solo", "box", "gnmt", f"result_{i}.txt") for i in range(3)
+    ]
+    assert [(s["system"], s["accelerator_count"]) for s in parsed.systems] == [("box", 16)]
+
+
 V06_TEXT_SYSTEM = "\n".join([
     'org: {"value": "NVIDIA", "metadata": {"file": "mlperf_log_utils.py", "lineno": 231}}',
     'division: {"value": "closed", "metadata": {"file": "mlperf_log_utils.py", "lineno": 235}}',

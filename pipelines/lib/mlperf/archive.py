@@ -38,11 +38,12 @@ RESULT_LAYOUTS = (
 
 def results_folder_index(parts: tuple[str, ...] | list[str]) -> int | None:
     """Where the `results` folder is in a member path: 1 in `<submitter>/results/...`; 3 or 4 in
-    the v0.5 layout `vX.Y.Z/<submitter>/<entry>/[<folder>/]results/...`; None elsewhere."""
+    the v0.5 layout `vX.Y.Z/<submitter>/<entry>/[<folder>/]results/...` (2 if an entry has no folder
+    of its own); None elsewhere."""
     if len(parts) >= 2 and parts[1] == "results":
         return 1
     if parts and ROUND_FOLDER.match(parts[0]):
-        for i in (3, 4):
+        for i in (2, 3, 4):
             if len(parts) > i and parts[i] == "results":
                 return i
     return None
