@@ -203,7 +203,7 @@ def _score_batch(batch: list[tuple[str, bytes]], round_version: str, ruleset: st
         events = {c: [] for c in EVENT_COLUMNS}
         row = score_run(data, round_version, ruleset, events, path)
         row["ruleset"] = ruleset
-        row["log_sha256"] = hashlib.sha256(data).hexdigest()  # same bytes = same run, in any round
+        row["log_sha256"] = hashlib.sha256(data).hexdigest()  # the file as published, to spot it again
         row["log_format"] = log_format(data)
         out.append((path, row, events))
     return out
