@@ -43,6 +43,7 @@ class MlperfRun(pa.DataFrameModel):
     steady_state_throughput: float = pa.Field(nullable=True, ge=0)
     throughput_unit: str = pa.Field(nullable=True)
     parse_errors: int = pa.Field(ge=0)
+    log_sha256: str = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
 
     @pa.dataframe_check
     def scored_runs_have_a_positive_time(cls, data: PolarsData) -> pl.LazyFrame:

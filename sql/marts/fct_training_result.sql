@@ -2,7 +2,8 @@
 -- Inputs: int_result_score, fct_training_run, dim_system.
 -- `score_minutes` is the score as MLCommons published it (the round's own rules, `ruleset_ref`);
 -- `score_minutes_current_rules` is what today's pinned mlperf-logging package gives, and
--- `current_rules_drop_reason` why it rejects runs the published rules accepted.
+-- `current_rules_drop_reason` why it rejects runs the published rules accepted. Flags (scores
+-- unchanged): `carried_over_from` an earlier round, `duplicate_of` another folder of the same round.
 with runs as (
     select
         round,
@@ -14,7 +15,14 @@ with runs as (
         avg(samples_to_converge) filter (where in_olympic_mean) as samples_to_converge,
         -- runs the published rules accept and today's reject: the first reason, in file order
         arg_min(current_rules_drop_reason, run_file) filter (where scored and not scored_current_rules)
-            as newly_dropped_reason
+            as newly_dropped_reason,
+        -- Carried over: every scored run was first seen in an earlier round (the latest of those).
+        case when bool_and(first_seen_round <> round) filter (where scored)
+            then arg_max(first_seen_round, [cast(split_part(substr(first_seen_round, 2), '.', 1) as integer),
+                                            cast(split_part(substr(first_seen_round, 2), '.', 2) as integer)])
+                filter (where scored)
+        end as carried_over_from,
+        string_agg(run_identity, ',' order by run_identity) as run_set
     from fct_training_run
     group by all
 )
@@ -44,7 +52,13 @@ select
         when current.score_minutes is null or published.score_minutes is null
             or current.score_minutes != published.score_minutes
             then coalesce(runs.newly_dropped_reason, current.no_score_reason)
-    end as current_rules_drop_reason
+    end as current_rules_drop_reason,
+    runs.carried_over_from,
+    -- Duplicate: other submitter/system folders of the round published the same runs; the first by
+    -- (submitter, system) is the canonical one (NULL here), the others name it as 'submitter/system'.
+    case when runs.run_set is not null and row_number() over same_runs > 1
+        then first_value(runs.submitter || '/' || runs.system) over same_runs
+    end as duplicate_of
 from int_result_score as published
 join int_result_score as current
     on current.round = published.round and current.submitter = published.submitter
@@ -56,3 +70,4 @@ join runs
 left join dim_system as sys
     on sys.round = published.round and sys.submitter = published.submitter and sys.system = published.system
 where published.rules_basis = 'published'
+window same_runs as (partition by runs.round, runs.benchmark, runs.run_set order by runs.submitter, runs.system)

@@ -31,7 +31,12 @@ select
     runs.benchmark_logged,
     runs.log_lines,
     runs.mllog_lines,
-    runs.parse_errors
+    runs.parse_errors,
+    runs.log_sha256,
+    runs.run_identity,
+    runs.first_seen_round,
+    runs.first_seen_submitter,
+    runs.first_seen_system
 from stg_mlperf_runs as runs
 join int_run_scoring as published on published.run_file = runs.run_file and published.round = runs.round
     and published.rules_basis = 'published'

@@ -1,4 +1,17 @@
--- One row per result log, typed and renamed from raw_mlperf_runs.
+-- One row per result log, typed and renamed from raw_mlperf_runs (all rounds).
+-- run_identity: the same run is the same start and stop instant (re-published logs often gain or
+-- lose a few lines, so their bytes differ), else the same bytes (log_sha256).
+-- first_seen_*: where that run appears first over every loaded round: the earliest round, then the
+-- first submitter and system by name. Rounds re-publish earlier rounds' logs.
+with runs as (
+    select
+        *,
+        coalesce(run_start_ms::varchar || '-' || run_stop_ms::varchar, log_sha256, round || '/' || run_file) as run_identity,
+        [cast(split_part(substr(round, 2), '.', 1) as integer),
+         cast(split_part(substr(round, 2), '.', 2) as integer)] as round_order
+    from raw_mlperf_runs
+)
+
 select
     round,
     submitter,
@@ -23,5 +36,11 @@ select
     throughput_unit,
     log_lines,
     mllog_lines,
-    parse_errors
-from raw_mlperf_runs
+    parse_errors,
+    log_sha256,
+    run_identity,
+    first_value(round) over first_seen as first_seen_round,
+    first_value(submitter) over first_seen as first_seen_submitter,
+    first_value(system) over first_seen as first_seen_system
+from runs
+window first_seen as (partition by run_identity order by round_order, submitter, system, run_file)

@@ -57,7 +57,7 @@ def system_json(**overrides) -> bytes:
     return json.dumps(doc).encode()
 
 
-def make_archive(members: dict[str, bytes], top: str = "training_results_v9.9-main", *, extra: list[tarfile.TarInfo] = ()) -> bytes:
+def make_archive(members: dict[str, bytes], top: str = "training_results-main", *, extra: list[tarfile.TarInfo] = ()) -> bytes:
     """A .tar.gz with `members` (paths relative to the top folder) plus raw TarInfo entries (links...)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
@@ -92,6 +92,14 @@ def package_rules_archive(round_version: str) -> tuple[str, bytes] | None:
         return None
     checker = (Path(str(resources.files("mlperf_logging.compliance_checker"))) / "mlp_compliance.py").read_text()
     return ref.ref, make_rules_archive(dict(package_ruleset(round_version).files), checker)
+
+
+def package_rules(round_version: str):
+    """Today's package rules on both sides: for parsing tests that are not about rule eras."""
+    from pipelines.lib.mlperf.round_parser import RoundRules
+    from pipelines.lib.mlperf.rules import package_ruleset
+
+    return RoundRules(package_ruleset(round_version), package_ruleset(round_version))
 
 
 def install_package_rules(base, round_version: str) -> None:

@@ -18,7 +18,7 @@ from ..http import FetchResult, RetryPolicy, fetch_to_file, recorded_sha256
 from ..paths import ensure_inside, published_db, raw_dir, staging_dir
 from ..rounds import archive_url
 from ..staging import staged_files, write_staged
-from .round_parser import RoundRules
+from .round_parser import NoResultLogs, RoundRejected, RoundRules
 from .rules import RulesRef, package_ruleset, ref_for_round, ruleset_from_archive, rules_url
 from .tables import TABLES, round_frames
 
@@ -39,16 +39,8 @@ def max_shrink_from_env() -> float:
     return value
 
 
-class RoundRejected(Exception):
-    """The round's new archive is refused; its previously staged data stays in the warehouse."""
-
-
-class NoResultLogs(RoundRejected):
-    pass
-
-
 class RoundShrank(RoundRejected):
-    pass
+    """The round's results that count shrank sharply against the published build."""
 
 _CODE_FILES = sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parents[3] / "schemas" / "mlperf.py"]
 

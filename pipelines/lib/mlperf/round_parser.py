@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import os
-from collections import deque
+import re
+from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from . import compliance
-from .archive import iter_members
-from .mllog import MLP05, format_for_round, normalize_v05, parse_log
+from ..rounds import round_sort_key
+from .archive import RESULT_LAYOUTS, ROUND_FOLDER, iter_members, results_folder_index, top_folder
+from .mllog import MLL, MLLOG, MLP05, format_for_round, normalize_v05, parse_log
 from .rules import RuleSet
 from .runs import run_facts
 from .systems import parse_system
@@ -53,6 +56,18 @@ class RoundTables:
     systems: list[dict] = field(default_factory=list)
     benchmarks: list[dict] = field(default_factory=list)
     quarantine: list[dict] = field(default_factory=list)
+
+
+class RoundRejected(ValueError):
+    """The round's new archive is refused; its previously staged data stays in the warehouse."""
+
+
+class NoResultLogs(RoundRejected):
+    """The archive holds no result log in any layout the parser knows: nothing to load."""
+
+
+class RoundMismatch(RoundRejected):
+    """The archive declares another round than the partition it was fetched for."""
 
 
 def _quarantine(tables: RoundTables, round_version: str, file: str, reason: str, payload: str | None = None):
@@ -167,7 +182,20 @@ def parse_round(archive: Path, round_version: str, rules: RoundRules, workers: i
             _route(tables, scorer, round_version, member)
         for path, row, events in scorer.results():
             _add_run(tables, round_version, path, row, events)
+    check_round_declared(archive, round_version, tables)
     return tables
+
+
+def result_keys(parts: list[str]) -> tuple[str, str, list[str]] | None:
+    """(submitter, system, the path below the system folder) of a member under a `results` folder.
+    In the v0.5 layout the system key is `<entry>[/<folder>]/<system>`: Google names every system
+    folder `tpu`, and Intel's entries repeat system names, so the folder alone is not a key."""
+    i = results_folder_index(parts)
+    if i is None or len(parts) < i + 3:
+        return None
+    if i == 1:
+        return parts[0], parts[2], parts[3:]
+    return parts[1], "/".join([*parts[2:i], parts[i + 1]]), parts[i + 2:]
 
 
 def _route(tables: RoundTables, scorer: "ResultScorer", round_version: str, member) -> None:
@@ -175,17 +203,19 @@ def _route(tables: RoundTables, scorer: "ResultScorer", round_version: str, memb
         _quarantine(tables, round_version, member.path, member.refused)
         return
     parts = member.path.split("/")
-    submitter, name = parts[0], parts[-1]
+    name = parts[-1]
     if parts[1] == "systems":
-        _add_system(tables, round_version, member.path, member.data, submitter, name[: -len(".json")])
-    elif name == "entry.json" and len(parts) == 4:
-        _add_system(tables, round_version, member.path, member.data, submitter, parts[2])
-    elif len(parts) < 5:
+        _add_system(tables, round_version, member.path, member.data, parts[0], name[: -len(".json")])
+        return
+    submitter, system, below = result_keys(parts)  # wanted() admits nothing else
+    if below == ["entry.json"]:
+        _add_system(tables, round_version, member.path, member.data, submitter, system)
+    elif len(below) < 2:
         _quarantine(tables, round_version, member.path, "file directly in a system folder, outside any benchmark folder")
     elif name.endswith(".json"):
-        if len(parts) == 5:
-            _add_benchmark_json(tables, round_version, member, submitter, parts[2], parts[3])
-    elif len(parts) != 5:
+        if len(below) == 2:
+            _add_benchmark_json(tables, round_version, member, submitter, system, below[0])
+    elif len(below) != 2:
         _quarantine(tables, round_version, member.path,
                     "result file nested below the benchmark folder: the official scorer does not read it")
     else:
@@ -193,7 +223,7 @@ def _route(tables: RoundTables, scorer: "ResultScorer", round_version: str, memb
 
 
 def _add_run(tables: RoundTables, round_version: str, path: str, row: dict, events: dict[str, list]) -> None:
-    submitter, _, system, benchmark, _ = path.split("/")
+    submitter, system, (benchmark, _) = result_keys(path.split("/"))
     row.update(round=round_version, submitter=submitter, system=system, benchmark=benchmark, run_file=path)
     tables.runs.append(row)
     for column, values in events.items():
@@ -210,7 +240,10 @@ def _score_batch(batch: list[tuple[str, bytes]], round_version: str, rules: Roun
     out = []
     for path, data in batch:
         events = {c: [] for c in EVENT_COLUMNS}
-        out.append((path, score_run(data, round_version, rules, events, path), events))
+        row = score_run(data, round_version, rules, events, path)
+        row["log_sha256"] = hashlib.sha256(data).hexdigest()  # the file as published, to spot it again
+        row["log_format"] = log_format(data)
+        out.append((path, row, events))
     return out
 
 
@@ -293,3 +326,50 @@ def _add_benchmark_json(tables, round_version, member, submitter, system, benchm
         "round": round_version, "submitter": submitter, "system": system, "benchmark": benchmark,
         "scaling_factor": factor, "scaling_file": member.path, "scaling_problem": problem,
     })
+
+
+# What a result log's own lines declare: the token of its logging generation. MLLOG lines (v0.7+)
+# carry no round; `:::MLPv0.5.0` names it; `:::MLL` is v0.6's. (`:::MLL` is a prefix of `:::MLLOG`.)
+_LOG_FORMATS = {MLLOG: "MLLOG", MLP05: "MLPv0.5.0", MLL: "MLL"}
+_ROUNDS_OF_FORMAT = {"MLPv0.5.0": "v0.5", "MLL": "v0.6", "MLLOG": "v0.7 or later"}
+_TOP_FOLDER_ROUND = re.compile(r"^training_results_(v\d+\.\d+)(?![\d.])")
+
+
+def log_format(data: bytes) -> str | None:
+    for fmt, name in _LOG_FORMATS.items():
+        if fmt.token in data:
+            return name
+    return None
+
+
+def check_round_declared(archive: Path, round_version: str, tables: RoundTables) -> None:
+    """Fail a round whose archive holds no result log, or declares another round than the partition:
+    the top folder GitHub names `training_results_vX.Y-<ref>`, the v0.5 layout's `vX.Y.Z/` folder,
+    and the log format most result logs are written in. Logs that declare nothing are tolerated, and
+    so is a minority of older logs (rounds legitimately re-publish earlier rounds' logs)."""
+    if not tables.runs:
+        raise NoResultLogs(
+            f"{round_version}: the archive {archive.name} holds no result logs in any known layout "
+            f"(looked for {' and '.join(RESULT_LAYOUTS)}); nothing was loaded"
+        )
+    problems = []
+    top = top_folder(archive) or ""
+    m = _TOP_FOLDER_ROUND.match(top)
+    if m and round_sort_key(m.group(1)) != round_sort_key(round_version):
+        problems.append(f"its top folder {top!r} is round {m.group(1)}")
+    folders = Counter(p for p in (r["run_file"].split("/", 1)[0] for r in tables.runs) if ROUND_FOLDER.match(p))
+    for folder in folders:
+        if round_sort_key(folder) != round_sort_key(round_version):
+            problems.append(f"{folders[folder]} result logs sit in the round folder {folder!r}")
+    formats = Counter(r.get("log_format") for r in tables.runs if r.get("log_format"))
+    expected = _LOG_FORMATS[format_for_round(round_version)]
+    if formats:
+        fmt, count = formats.most_common(1)[0]
+        if fmt != expected and count * 2 > len(tables.runs):
+            problems.append(f"{count} of {len(tables.runs)} result logs are written as {fmt} lines "
+                            f"(round {_ROUNDS_OF_FORMAT[fmt]}), not {expected} (round {round_version})")
+    if problems:
+        raise RoundMismatch(
+            f"{round_version}: the archive {archive.name} is not round {round_version}: " + "; ".join(problems)
+            + ". Check the results URL template; nothing was loaded"
+        )

@@ -1,7 +1,9 @@
-"""System descriptions (`systems/<system>.json`, or v0.5/v0.6 `results/<system>/entry.json`)."""
+"""System descriptions: `systems/<system>.json`; v0.5/v0.6 `results/<system>/entry.json`; and v0.6
+NVIDIA `systems/<system>.json` files that are log text (`key: {json}` lines), not JSON."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 
@@ -81,28 +83,90 @@ def _text(value) -> str | None:
     return text or None
 
 
+# v0.5 Google entries name a TPU slice (`tpuv3-512`) and give its size as `num_accelerators`: the
+# slice counts TensorCores, two per TPU v2/v3 chip, for the whole slice (not per host). Chips are
+# what later rounds count (v0.6 `tpu-v3-32` declares 16 accelerators).
+_TPU_SLICE = re.compile(r"(?i)^\s*tpu[\s_-]*v([23])[\s_-]+(\d+)\s*$")
+
+
 def _from_entry_json(doc: dict) -> dict:
-    """v0.5/v0.6 `entry.json`: hardware in `nodes[]`."""
+    """v0.5/v0.6 `entry.json`: hardware in `nodes[]`; `num_accelerators` is per node."""
     nodes = doc.get("nodes") or [{}]
+    if isinstance(nodes, dict):
+        nodes = [nodes]
     first = nodes[0] if isinstance(nodes[0], dict) else {}
+    node_count = sum(to_count(n.get("num_nodes")) or 0 for n in nodes if isinstance(n, dict)) or None
+    per_node = first.get("num_accelerators")
+    slice_ = _TPU_SLICE.match(str(first.get("accelerator") or ""))
+    if slice_ and to_count(per_node) == int(slice_.group(2)):
+        chips = int(slice_.group(2)) // 2
+        hosts = node_count or 1
+        node_count, per_node = (hosts, chips // hosts) if chips % hosts == 0 else (1, chips)
     return {
         "division": doc.get("division"),
         "status": doc.get("status"),
         "system_name": doc.get("hardware"),
+        "submitter": doc.get("submitter") or doc.get("org"),
         "framework": doc.get("framework"),
-        "number_of_nodes": sum(to_count(n.get("num_nodes")) or 0 for n in nodes if isinstance(n, dict)) or None,
-        "accelerators_per_node": first.get("num_accelerators"),
+        "number_of_nodes": node_count,
+        "accelerators_per_node": per_node,
         "accelerator_model_name": first.get("accelerator"),
         "host_processor_model_name": first.get("cpu"),
     }
 
 
+_LOG_TEXT_LINE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*:\s*(\{.*\})\s*$")
+
+
+def _literal(value):
+    """v0.6 NVIDIA systems nest Python reprs (`"{'nodes': \"{'num_nodes': '32'}\"}"`) in JSON strings."""
+    if isinstance(value, str) and value.lstrip().startswith(("{", "[")):
+        try:
+            return ast.literal_eval(value)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return value
+    return value
+
+
+def _from_log_text(text: str) -> dict | None:
+    """v0.6 NVIDIA `systems/*.json`: lines `key: {"value": ..., "metadata": ...}` as their logs print
+    them; `entry` holds the v0.5-style entry (hardware, framework, nodes) as a Python repr."""
+    values = {}
+    for line in text.splitlines():
+        m = _LOG_TEXT_LINE.match(line)
+        if not m:
+            continue
+        try:
+            record = json.loads(m.group(2))
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and "value" in record:
+            values[m.group(1)] = record["value"]
+    if not values:
+        return None
+    entry = _literal(values.get("entry"))
+    entry = entry if isinstance(entry, dict) else {}
+    entry = {k: _literal(v) for k, v in entry.items()}
+    doc = {
+        "division": values.get("division"),
+        "status": values.get("status"),
+        "submitter": values.get("org"),
+        "hardware": values.get("platform") or entry.get("hardware"),
+        "framework": entry.get("framework"),
+        "nodes": entry.get("nodes") or [{}],
+    }
+    return doc
+
+
 def parse_system(data: bytes, submitter: str, system: str) -> dict:
     """One normalized system row. Raises ValueError with a clear reason if the file is unusable."""
+    text = data.decode("utf-8-sig", errors="replace")
     try:
-        doc = json.loads(data.decode("utf-8-sig", errors="replace"))
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"system description is not valid JSON: {exc}") from exc
+        doc = _from_log_text(text)
+        if doc is None:
+            raise ValueError(f"system description is not valid JSON (nor `key: {{json}}` log lines): {exc}") from exc
     if not isinstance(doc, dict):
         raise ValueError("system description is not a JSON object")
     raw_keys = list(doc)

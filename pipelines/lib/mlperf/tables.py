@@ -19,7 +19,7 @@ _RUN_TYPES = {
     "time_to_train_minutes": pl.Float64, "global_batch_size": pl.Float64, "samples_to_converge": pl.Float64,
     "seed": pl.Float64, "benchmark_logged": pl.String, "steady_state_throughput": pl.Float64,
     "throughput_unit": pl.String, "log_lines": pl.Int64, "mllog_lines": pl.Int64, "parse_errors": pl.Int64,
-    "first_parse_error": pl.String,
+    "first_parse_error": pl.String, "log_sha256": pl.String,
 }
 _SYSTEM_TYPES = {
     "round": pl.String, "submitter": pl.String, "system": pl.String, "system_name": pl.String,
@@ -59,7 +59,7 @@ def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[s
     quarantined = [quarantine_frame(parsed.quarantine)]
     for table, (types, model, file_column) in TABLES.items():
         if table == "mlperf_events":
-            df = _events_frame(parsed.events, round_version)
+            df = _events_frame(parsed.events, round_version, parsed.runs)
         else:
             df = pl.DataFrame(rows[table], schema=types) if rows[table] else empty_frame(table)
         good, bad = validate_or_quarantine(df, model, source="mlperf", partition=round_version, file_column=file_column)
@@ -69,14 +69,15 @@ def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[s
     return frames
 
 
-def _events_frame(events: dict[str, list], round_version: str) -> pl.DataFrame:
-    """Columnar all the way: a round has ~10^5 events; submitter/system/benchmark come from the path."""
+def _events_frame(events: dict[str, list], round_version: str, runs: list[dict]) -> pl.DataFrame:
+    """Columnar all the way: a round has ~10^5 events; submitter/system/benchmark come from the run
+    (the path alone does not say which folder is which: the v0.5 layout is deeper)."""
     base = {k: v for k, v in _EVENT_TYPES.items() if k not in ("round", "submitter", "system", "benchmark")}
     df = pl.DataFrame(events, schema=base)
-    parts = pl.col("run_file").str.split("/")
-    return df.with_columns(
+    keys = pl.DataFrame(
+        {c: [r[c] for r in runs] for c in ("run_file", "submitter", "system", "benchmark")},
+        schema={c: pl.String for c in ("run_file", "submitter", "system", "benchmark")},
+    )
+    return df.join(keys, on="run_file", how="left", maintain_order="left").with_columns(
         pl.lit(round_version).alias("round"),
-        parts.list.get(0).alias("submitter"),
-        parts.list.get(2).alias("system"),
-        parts.list.get(3).alias("benchmark"),
     ).select(list(_EVENT_TYPES))
