@@ -31,12 +31,12 @@ CHARTS = {
     "cost_to_train": "Cost to train at on-demand list price",
 }
 
-# 20 colours of maximum contrast (Kelly's list without white and black, strongest first): a report
-# with up to 20 (submitter, accelerator) families gives every family its own colour.
+# 20 colours of high contrast (Kelly's list without white and black, strongest first, two near-twins
+# swapped for navy and teal; every pair at least 25 CIELAB ΔE apart): up to 20 (submitter,
+# accelerator) families each get their own colour.
 PALETTE = [
-    "#0067A5", "#F38400", "#008856", "#BE0032", "#875692", "#882D17", "#E68FAC", "#848482",
-    "#8DB600", "#A1CAF1", "#F6A600", "#604E97", "#C2B280", "#B3446C", "#2B3D26", "#E25822",
-    "#654522", "#F99379", "#DCD300", "#5A5A00",
+    "#0067A5", "#F38400", "#008856", "#BE0032", "#875692", "#882D17", "#E68FAC", "#848482", "#8DB600", "#A1CAF1",
+    "#00A5A5", "#000080", "#C2B280", "#B3446C", "#2B3D26", "#E25822", "#654522", "#F99379", "#DCD300", "#5A5A00",
 ]
 
 CLOUD_NAMES = {"aws": "AWS", "azure": "Azure", "gcp": "Google Cloud", "oci": "Oracle Cloud"}

@@ -103,12 +103,20 @@ def _minutes(v) -> str:
     return f"{v:,.2f}" if v is not None else "—"
 
 
+AVAILABILITY_LABELS = {"available_on_premise": "on-premise", "available_cloud": "cloud"}
+
+
 def _availability(row: dict) -> str:
     """The availability a reader filters on: the normalized category when the warehouse has it."""
     cat = row.get("availability_category")
     if cat:
-        return str(cat).replace("_", " ")
+        return AVAILABILITY_LABELS.get(str(cat), str(cat).replace("_", " "))
     return str(row.get("availability") or "unknown")
+
+
+def natural_key(text) -> list:
+    """'tpu-512' before 'tpu-1024': digit runs compare as numbers."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", str(text).lower())]
 
 
 def load_round(con, round_version: str) -> dict:
@@ -144,7 +152,7 @@ def _system_rows(data: dict, acc_names: dict[str, str]) -> list[dict]:
             "scores": {},
         })
         row["scores"][r["benchmark"]] = r
-    return sorted(rows.values(), key=lambda r: (str(r["submitter"]).lower(), str(r["system_name"]).lower()))
+    return sorted(rows.values(), key=lambda r: (natural_key(r["submitter"]), natural_key(r["system_name"])))
 
 
 def system_href(submitter: str, system: str) -> str:
@@ -154,7 +162,7 @@ def system_href(submitter: str, system: str) -> str:
 def round_page(round_version: str, rows: list[dict], benchmarks: list[str], reports: dict[str, str],
                bench_names: dict[str, str]) -> str:
     def options(name: str, values) -> str:
-        opts = "".join(f"<option value='{esc(v)}'>{esc(v)}</option>" for v in sorted(set(values), key=str.lower))
+        opts = "".join(f"<option value='{esc(v)}'>{esc(v)}</option>" for v in sorted(set(values), key=natural_key))
         return (f"<label>{esc(name)}<select data-filter='{esc(name)}' id='filter-{esc(name)}'>"
                 f"<option value=''>all</option>{opts}</select></label>")
 
@@ -249,10 +257,10 @@ def system_page(round_version: str, key: tuple[str, str], info: dict, results: l
                     f"<td class='num'>{runs}</td><td class='num'>{dropped}</td><td>{logs}</td><td>{note}</td></tr>")
     return (
         f"<h1>{esc(name)}</h1><p class='lead'>{esc(submitter)} · MLPerf Training {esc(round_version)}</p>"
-        f"<h2>Description</h2><dl class='facts'>{''.join(facts)}</dl>"
-        f"<h2>Results</h2><table><thead><tr><th>benchmark</th><th>minutes</th><th>runs</th><th>runs dropped</th>"
-        f"<th>logs</th><th>why no score</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         + link_html
+        + f"<h2>Results</h2><table><thead><tr><th>benchmark (scaling and cost report)</th><th>minutes</th><th>runs</th>"
+        f"<th>runs dropped</th><th>logs</th><th>why no score</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<h2>Description</h2><dl class='facts'>{''.join(facts)}</dl>"
     )
 
 
@@ -263,11 +271,13 @@ def index_page(summaries: list[dict]) -> str:
             f"<div class='card'><h2><a href='{esc(s['href'])}'>MLPerf Training {esc(s['round'])}</a></h2>"
             f"<p>{s['systems']:,} systems · {s['submitters']:,} submitters</p>"
             f"<p>{s['scored']:,} scored results in {s['benchmarks']:,} benchmarks</p>"
-            f"<p class='muted'>{esc(', '.join(s['benchmark_list']))}</p></div>")
+            "<p class='muted'>" + ", ".join(
+                f"<a href='{esc(s['reports'][b])}'>{esc(b)}</a>" if b in s["reports"] else esc(b)
+                for b in s["benchmark_list"]) + "</p></div>")
     body = ("<h1>MLPerf Training results</h1>"
             "<p class='lead'>Every round in the warehouse, scored as the official MLCommons scorer scores them. "
             "Each round has a table of systems and benchmarks with filters, a scaling and cost report per "
-            "benchmark, and a page per system with links to its files at MLCommons.</p>")
+            "benchmark (the links below), and a page per system with links to its files at MLCommons.</p>")
     if not cards:
         body += "<p><em>No rounds in the warehouse yet.</em></p>"
     return body + "<div class='cards' id='rounds'>" + "".join(cards) + "</div>"
@@ -333,6 +343,7 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, rounds: Sequence[s
             "round": round_version, "href": f"rounds/{slug(round_version)}/index.html", "systems": len(rows),
             "submitters": len({r["submitter"] for r in rows}), "benchmarks": len(scored_benchmarks),
             "benchmark_list": scored_benchmarks,
+            "reports": {b: f"rounds/{slug(round_version)}/{h}" for b, h in hrefs.items()},
             "scored": sum(1 for r in data["results"] if r["score_minutes"] is not None),
         })
     _write(site.index, _page("MLPerf Training results", index_page(summaries), 0))

@@ -3,6 +3,8 @@
 (function () {
   "use strict";
 
+  var collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
+
   function numberOrNull(text) {
     if (text === null || text === "") { return null; }
     var n = Number(text);
@@ -67,13 +69,15 @@
         var keyed = rows.map(function (row, position) {
           var cell = row.cells[index];
           var raw = cell ? (cell.getAttribute("data-sort") !== null ? cell.getAttribute("data-sort") : cell.textContent.trim()) : "";
-          return { row: row, key: numeric ? numberOrNull(raw) : raw.toLowerCase(), position: position };
+          return { row: row, key: numeric ? numberOrNull(raw) : raw, position: position };
         });
         keyed.sort(function (a, b) {
           var empty = (a.key === null || a.key === "") - (b.key === null || b.key === "");
           if (empty !== 0) { return empty; } // empty cells last, either direction
-          if (a.key < b.key) { return ascending ? -1 : 1; }
-          if (a.key > b.key) { return ascending ? 1 : -1; }
+          // text: 'tpu-512' before 'tpu-1024', case-insensitive
+          var order = numeric ? (a.key < b.key ? -1 : (a.key > b.key ? 1 : 0))
+            : collator.compare(a.key, b.key);
+          if (order !== 0) { return ascending ? order : -order; }
           return a.position - b.position;
         });
         rows = keyed.map(function (k) { return k.row; });
