@@ -227,7 +227,9 @@ def test_display_names_cents_findings_and_unpriced(report, warehouse, tmp_path):
         ("acme-x", "accelerator 'Acme X1' not mapped to a priced model")]
     resnet_html = resnet.html.read_text(encoding="utf-8")
     assert "Systems without a price" in resnet_html and "ACME X" in resnet_html
-    assert "cost_to_train" in resnet.pngs  # the cost chart shows the unpriced row instead of nothing
+    # no priced system: no cost chart, and a note that says where to look
+    assert "cost_to_train" not in resnet.pngs
+    assert any("no on-demand price" in n for n in resnet.notes)
 
 
 def test_one_bar_per_cloud_list_prices_included():

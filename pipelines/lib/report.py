@@ -463,7 +463,7 @@ def cost_chart(rows: list[dict], unpriced: list[dict], title: str, colors: dict[
     cloud is marked; a system without a price gets a row that says so."""
     import altair as alt
 
-    if not rows and not unpriced:
+    if not rows:  # a chart of "no price" rows only says less than the table of unpriced systems
         return None
     groups: dict[str, list[dict]] = {}
     for r in rows:
@@ -601,7 +601,7 @@ figcaption { color: #555; font-size: 0.9em; }
 .findings h2 { margin-top: .3em; } .findings li { margin: .3em 0; }
 table { border-collapse: collapse; font-size: 0.8em; margin: 1em 0; width: 100%; table-layout: auto; }
 th, td { border: 1px solid #ddd; padding: 3px 6px; vertical-align: top; overflow-wrap: anywhere; }
-th { background: #f5f5f5; text-align: left; } td.num { text-align: right; white-space: nowrap; }
+th { background: #f5f5f5; text-align: left; overflow-wrap: normal; } td.num { text-align: right; white-space: nowrap; }
 td small { color: #777; }
 .note { color: #8a5300; }
 dl dt { font-weight: 600; margin-top: .5em; }
@@ -651,7 +651,8 @@ def render_html(report: Report, images: dict[str, bytes], data: dict, nav: Seque
             parts.append(f"<figure id='{name}'><img alt='{html.escape(chart_title)}' src='data:image/png;base64,{b64}'>"
                          f"<figcaption>{html.escape(chart_title)}</figcaption></figure>")
     parts.append("<h2>Figures</h2>")
-    parts.append(_table(report.figures, FIGURE_COLUMNS, {"system_name": "system"}))
+    parts.append(_table(report.figures, FIGURE_COLUMNS, {"system_name": "system",
+                                                         "cheapest_on_demand_usd": "cheapest_on_demand_at"}))
     parts.append("<h2 id='unpriced'>Systems without a price</h2>")
     if report.unpriced:
         parts.append("<p>Scored results of this benchmark with no on-demand price option, so no cost to train:</p>")
@@ -727,7 +728,9 @@ def build_report(
     images = {}
     for name, chart in charts.items():
         if chart is None:
-            report.notes.append(f"{CHARTS[name]}: no data.")
+            report.notes.append(f"{CHARTS[name]}: no data" + (
+                " (no on-demand price for any of these accelerators: see “Systems without a price”)."
+                if name == "cost_to_train" and data["unpriced"] else "."))
             continue
         images[name] = _png(chart)
         path = out_dir / f"{name}.png"
