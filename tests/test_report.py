@@ -251,3 +251,26 @@ def test_report_reads_marts_without_optional_columns(tmp_path):
     con.close()
     assert len(rep.figures) == 9 and all(r["mfu"] is None for r in rep.figures)
     assert "price source" in rep.html.read_text(encoding="utf-8")
+
+
+def test_framework_families_are_separate_lines(tmp_path):
+    """With the mart's `framework_family` (when present), two frameworks of one submitter and
+    accelerator are two lines of one colour, and findings judge each family on its own."""
+    import json
+
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"))
+    build_fixture(con)
+    con.execute("alter table mart_scaling_efficiency add column framework_family varchar default 'jax'")
+    con.execute("alter table mart_scaling_efficiency add column is_scaling_pair boolean")
+    con.execute("update mart_scaling_efficiency set framework_family = 'pytorch' where system = 'tpu-trillium-3072'")
+    con.execute("update mart_scaling_efficiency set is_scaling_pair = accelerator_count <> base_accelerator_count")
+    rep = build_report(con, "v4.1", "gpt3", tmp_path / "out")
+    con.close()
+    spec = json.loads((rep.out_dir / "weak_scaling.vl.json").read_text())
+    lines = {v["line"] for d in spec.get("datasets", {}).values() for v in d if "line" in v}
+    if not lines:  # inline data
+        lines = {v["line"] for layer in spec["layer"] for v in (layer.get("data") or {}).get("values", [])
+                 if "line" in v}
+    assert {line for line in lines if line.startswith("Google · google-tpu-trillium")} == {
+        "Google · google-tpu-trillium closed jax", "Google · google-tpu-trillium closed pytorch"}
+    assert len({rep.colors[f] for f in rep.colors if f.startswith("Google · google-tpu-trillium")}) == 1

@@ -292,7 +292,9 @@ def compute_findings(data: dict, benchmark: str) -> list[str]:
         for r in data["scaling"]:
             if r.get(measure) is None or r["is_base"] or not r["size_ratio"] or r["size_ratio"] <= 1:
                 continue
-            fam = (r["submitter"], r["accelerator"], r["division"])
+            if r.get("is_scaling_pair") is False:  # h3's mart: same size as the base, not a scaling step
+                continue
+            fam = (r["submitter"], r["accelerator"], r["division"], r.get("framework_family"))
             if fam not in largest or r["accelerator_count"] > largest[fam]["accelerator_count"]:
                 largest[fam] = r
         if largest:
@@ -393,7 +395,10 @@ def scaling_chart(rows: list[dict], measure: str, title: str, y_title: str, colo
         if r.get(measure) is None or not r.get("size_ratio"):
             continue
         eff_key = "weak_scaling_efficiency" if measure == "relative_throughput" else "convergence_scaling_efficiency"
-        common = {"family": _family(r, acc_names), "line": f"{_family(r, acc_names)} {r['division']}",
+        # one line per scaling family (division and, when the mart has it, framework family); one
+        # colour per submitter · accelerator
+        line = f"{_family(r, acc_names)} {r['division']} {r.get('framework_family') or ''}"
+        common = {"family": _family(r, acc_names), "line": line,
                   "accelerators": r["accelerator_count"], "system": r.get("system_name") or r["system"],
                   "base_system": r["base_system"], "is_base": bool(r["is_base"])}
         values.append(common | {"series": "measured", "value": r[measure], "efficiency": r[eff_key]})
