@@ -319,3 +319,22 @@ def test_browser_on_the_shared_v41_round(browser, real_site, tmp_path_factory):
     page.close()
     for name in ("site_index.png", "site_round_v4.1.png", "report_v4.1_gpt3.png"):
         assert (shots / name).stat().st_size > 10_000
+
+
+def test_mlperf_site_asset_materializes(tmp_path):
+    """The Dagster asset, run by Dagster's own `materialize` on a real (mini) published warehouse."""
+    import dagster as dg
+    from support.mini_warehouse import build_warehouse
+
+    from pipelines.defs.resources import WarehouseLocation
+    from pipelines.defs.site.assets import mlperf_site
+
+    base = tmp_path / "warehouse"
+    assert build_warehouse(base).published
+    result = dg.materialize([mlperf_site], resources={"warehouse_location": WarehouseLocation(directory=str(base))},
+                            selection=[mlperf_site])
+    assert result.success
+    metadata = result.asset_materializations_for_node("mlperf_site")[0].metadata
+    assert metadata["rounds"].value == "v5.0, v4.1" and metadata["system_pages"].value == 4
+    assert (base / "site" / "index.html").is_file()
+    assert (base / "site" / "rounds" / "v4.1" / "bert" / "report.html").is_file()
