@@ -11,7 +11,7 @@ import importlib
 import os
 import sys
 
-COMMANDS = ["refresh", "query", "prices", "report", "compare", "export", "status", "rollback", "shell"]
+COMMANDS = ["refresh", "query", "prices", "report", "compare", "export", "status", "rollback", "shell", "site"]
 
 
 def build_parser() -> argparse.ArgumentParser:

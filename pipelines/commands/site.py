@@ -1,0 +1,38 @@
+"""`mlperf-warehouse site --out DIR [--rounds v4.1,v5.0]`: the static results site."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "site", help="write the static results site (HTML, works offline from a folder)",
+        description="Write the static results site: an index of rounds, per round a table of systems × "
+        "benchmarks with filters and sorting, a scaling and cost report per benchmark, a page per system. "
+        "Example: mlperf-warehouse site --out site/ && open site/index.html",
+    )
+    p.add_argument("--out", required=True, help="output directory, e.g. site/")
+    p.add_argument("--rounds", help="comma-separated rounds, e.g. v4.1,v5.0 (default: every round in the warehouse)")
+    p.add_argument("--no-reports", action="store_true", help="skip the per-benchmark reports (faster)")
+    p.add_argument("--warehouse-dir", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pipelines.lib.paths import published_db
+    from pipelines.lib.query import connect_readonly
+    from pipelines.lib.rounds import normalize_round
+    from pipelines.lib.site import build_site
+
+    base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
+    rounds = [normalize_round(r) for r in (args.rounds or "").split(",") if r.strip()] or None
+    with connect_readonly(published_db(base)) as con:
+        site = build_site(con, Path(args.out), rounds, reports=not args.no_reports)
+    for note in site.notes:
+        print(f"note:   {note}")
+    print(f"site:   {site.index} ({len(site.rounds)} rounds, {len(site.reports)} reports, "
+          f"{site.system_pages} system pages)")
+    return 2 if rounds and not site.rounds else 0

@@ -1,0 +1,35 @@
+import dagster as dg
+
+from pipelines.defs.resources import WarehouseLocation
+from pipelines.defs.warehouse.assets import mlperf_warehouse
+from pipelines.lib.paths import ensure_inside, published_db
+from pipelines.lib.query import connect_readonly
+
+
+@dg.asset(
+    deps=[mlperf_warehouse],
+    group_name="site",
+    kinds={"duckdb", "html"},
+    # rebuilt whenever a refresh publishes a new warehouse (by the automation-condition sensor)
+    automation_condition=dg.AutomationCondition.eager(),
+    description="The static results site (warehouse/site/): an index of rounds; per round a table of systems × "
+    "benchmarks (minutes) with filters and sorting; a scaling and cost report per benchmark; a page per system "
+    "with links to its files at MLCommons. Plain HTML, CSS and a small script: opens offline from the folder.",
+)
+def mlperf_site(context: dg.AssetExecutionContext, warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
+    from pipelines.lib.site import build_site
+
+    base = warehouse_location.path()
+    out_dir = ensure_inside(base / "site", base)
+    with connect_readonly(published_db(base)) as con:
+        site = build_site(con, out_dir)
+    for note in site.notes:
+        context.log.info(note)
+    return dg.MaterializeResult(
+        metadata={
+            "index": dg.MetadataValue.path(str(site.index)),
+            "rounds": ", ".join(site.rounds),
+            "reports": len(site.reports),
+            "system_pages": site.system_pages,
+        }
+    )
