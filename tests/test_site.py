@@ -244,6 +244,7 @@ def real_site(tmp_path_factory):
                 serve_fixtures(prices)
                 os.environ.update({k: prices.url for k in PRICE_URL_VARIABLES} | {"MLPERF_GCP_API_KEY": "test-key"})
             summary = refresh(["v4.1"], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                              rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz",
                               prices=with_prices, backoff_seconds=0.01)
     finally:
         for key, value in saved.items():
