@@ -275,7 +275,7 @@ def index_page(summaries: list[dict]) -> str:
                 f"<a href='{esc(s['reports'][b])}'>{esc(b)}</a>" if b in s["reports"] else esc(b)
                 for b in s["benchmark_list"]) + "</p></div>")
     body = ("<h1>MLPerf Training results</h1>"
-            "<p class='lead'>Every round in the warehouse, scored as the official MLCommons scorer scores them. "
+            "<p class='lead'>Every round in the warehouse, scored as MLCommons published them (each round by its own rules release). "
             "Each round has a table of systems and benchmarks with filters, a scaling and cost report per "
             "benchmark (the links below), and a page per system with links to its files at MLCommons.</p>")
     if not cards:
