@@ -9,9 +9,7 @@ from typing import Callable
 
 import dagster as dg
 
-from .refresh_job import StepOutcome, _error, _metadata
-
-_QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+from .refresh_job import _QUIET, StepOutcome, _error, _metadata
 
 
 def refresh_prices(instance: dg.DagsterInstance, resources: dict, progress: Callable[[str], None] = lambda _: None,

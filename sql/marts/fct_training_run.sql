@@ -42,7 +42,7 @@ select
     run_start_ms,
     run_stop_ms,
     time_to_train_minutes,
-    global_batch_size,
+    try_cast(global_batch_size as bigint) as global_batch_size,  -- a count: whole in every log
     samples_to_converge,
     seed,
     steady_state_throughput,
