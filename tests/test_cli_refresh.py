@@ -46,19 +46,22 @@ def test_an_offline_refresh_of_every_round_fails_fast_with_one_line_per_source_a
 
     out, err = proc.stdout.splitlines(), proc.stderr.splitlines()
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert seconds < 15, f"an offline refresh took {seconds:.1f}s"
+    # Under 15 s on an idle machine (2.8 s measured). On a machine shared by many busy processes the
+    # allowance grows with the load; retrying (backoff 0.5+1+2+4 s per source) would still cost over 100 s.
+    allowance = 15 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    assert seconds < allowance, f"an offline refresh took {seconds:.1f}s (allowed {allowance:.0f}s)"
     failed = [line for line in out if " FAILED " in line]
     assert len(failed) == len(ROUNDS) + 3, proc.stdout  # every round, and azure, aws and oci (gcp: no key)
     why = "connection refused" if case == "refused" else "host not found"
     assert all(why in line for line in failed if line.startswith("results")), proc.stdout
     assert all("host not found" in line for line in failed if line.startswith("prices")), proc.stdout
-    # header, one line per step (13 rounds, 5 price lists), the verdict, two hints, the time
-    assert len(out) == 1 + len(ROUNDS) + 5 + 1 + 2 + 1, proc.stdout
+    # header, one line per step (13 rounds, 5 price lists), the verdict and the file, two hints, the time
+    assert len(out) == 1 + len(ROUNDS) + 5 + 2 + 2 + 1, proc.stdout
     assert len(err) <= len(ROUNDS) + 5 + 1, proc.stderr  # one progress line per step
     assert max(len(line) for line in out + err) < 160, proc.stdout
     both = proc.stdout + proc.stderr
     assert both.count("--results-url-template") == 1 and both.count("MLPERF_RESULTS_URL_TEMPLATE") == 1
-    assert "no warehouse published yet" in proc.stdout and "previous" not in out[-4]
+    assert "warehouse: NOT published; no warehouse published yet" in out
     for noise in ("Traceback", "Stack Trace", "FetchError", "pipelines.lib", "dagster"):
         assert noise not in both, noise
 
@@ -82,3 +85,49 @@ def test_unreachable_hosts_are_not_retried(case, tmp_path):
     assert time.perf_counter() - started < 3
     assert ("connection refused" if case == "refused" else "host not found") in str(caught.value)
     assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+def test_the_summary_shows_a_warning_as_a_warning_and_says_what_happened_truthfully(warehouse):
+    from pipelines.lib.refresh_job import RefreshSummary, StepOutcome
+
+    long_detail = "published; " + ", ".join(f"table_{i} {i * 1000}" for i in range(30))
+    steps = [StepOutcome("results v4.1", True, 2.0, "downloaded; re-parsed; runs 10, systems 2, quarantined 0"),
+             StepOutcome("warehouse", True, 1.0, long_detail),
+             StepOutcome("check metric_marts_sensible", True, 0.0,
+                         "warning: scaling_out_of_range 2; rows: v4.1 gpt3 a, v4.1 gpt3 b")]
+    text = RefreshSummary(steps, published=True).render()
+    lines = text.splitlines()
+    assert "FAILED" not in text
+    assert any(line.startswith("check metric_marts_sensible  warn ") for line in lines)
+    assert "warehouse: published; warnings: metric_marts_sensible" in text
+    assert max(len(line) for line in lines) <= 100 and "table_29 29000" in text  # wrapped, not cut
+
+    failed = RefreshSummary([StepOutcome("results v4.1", False, 0.1, "http://x: connection refused, not retried")])
+    assert "no warehouse published yet" in failed.render()
+    (warehouse / "mlperf.duckdb").write_bytes(b"")  # something is published already
+    assert "the previous build stays published" in failed.render()
+
+
+def test_readable_error_drops_class_names_and_query_strings():
+    from pipelines.lib.refresh_job import readable_error
+
+    message = ("pipelines.lib.prices.fetch.PriceFetchError: gcp: https://cloudbilling.googleapis.com/v1/services/"
+               "6F81-5844-456A/skus?key=SECRET&pageSize=5000: HTTP 403 Forbidden (not retried)\n")
+    text = readable_error(message, "PriceFetchError")
+    assert text == \
+        "gcp: https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus: HTTP 403 Forbidden (not retried)"
+
+
+def test_the_rows_behind_a_scaling_warning_can_be_named(warehouse):
+    import duckdb
+    from support.mini_warehouse import build_warehouse
+
+    from pipelines.lib.refresh_job import _FLAGGED_SQL
+
+    build_warehouse(warehouse)
+    con = duckdb.connect(str(warehouse / "mlperf.duckdb"), read_only=True)
+    try:
+        for sql in _FLAGGED_SQL.values():
+            con.execute(sql).fetchall()  # valid against the real marts
+    finally:
+        con.close()

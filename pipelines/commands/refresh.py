@@ -69,15 +69,15 @@ class Progress:
     def __enter__(self) -> Progress:
         if not self.live:
             return self
-        from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
         from rich.progress import Progress as RichProgress
 
-        self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description}", style="bold"), BarColumn(bar_width=24),
-                                MofNCompleteColumn(), TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
-                                console=self.console, transient=True)
+        self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description:<8}", style="bold"), BarColumn(bar_width=20),
+                                TextColumn("{task.fields[count]:>5}"), TextColumn("{task.fields[note]}"),
+                                TimeElapsedColumn(), console=self.console, transient=True)
         self.bar.start()
-        self.round_task = self.bar.add_task("rounds", total=self.rounds, note="")
-        self.bytes_task = self.bar.add_task("download", total=None, note="", visible=False)
+        self.round_task = self.bar.add_task("rounds", total=self.rounds, count=f"0/{self.rounds}", note="")
+        self.bytes_task = self.bar.add_task("download", total=None, count="", note="", visible=False)
         self.watcher = threading.Thread(target=self._watch_downloads, daemon=True)
         self.watcher.start()
         return self
@@ -95,7 +95,7 @@ class Progress:
             return
         step = _STEP.match(text)
         if step and _DONE.search(text):
-            self.bar.update(self.round_task, completed=int(step.group(1)))
+            self.bar.update(self.round_task, completed=int(step.group(1)), count=f"{step.group(1)}/{self.rounds}")
         note = text[step.end():].strip() if step else text
         self.bar.update(self.round_task, note=note[:60] + ("…" if len(note) > 60 else ""))
 
@@ -104,18 +104,17 @@ class Progress:
 
         seen: dict[str, int] = {}  # partial file → its last size; renamed away when complete
         last_total, last_time, rate = 0, time.monotonic(), 0.0
-        while not self._stop.wait(0.5):
+        while not self._stop.wait(0.25):
             try:
-                for part in self.raw_dir.rglob("*.part*"):
-                    try:
-                        seen[str(part)] = part.stat().st_size
-                    except OSError:
-                        pass
-            except OSError:
+                live = list(self.raw_dir.rglob("*.part*"))
+                for part in live:
+                    seen[str(part)] = part.stat().st_size
+            except OSError:  # a partial file renamed between listing and stat: next time
                 continue
             total, now = sum(seen.values()), time.monotonic()
-            if total == last_total and not seen:
+            if not seen:
                 continue
             rate = 0.7 * rate + 0.3 * (total - last_total) / max(now - last_time, 1e-3)
             last_total, last_time = total, now
-            self.bar.update(self.bytes_task, visible=True, note=f"{decimal(total)} at {decimal(int(rate))}/s")
+            note = f"{decimal(total)} at {decimal(int(rate))}/s" if live else f"{decimal(total)} downloaded"
+            self.bar.update(self.bytes_task, visible=True, note=note)

@@ -68,7 +68,7 @@ class RefreshSummary:
             verdict = "NOT published; the previous build stays published"
         else:
             verdict = "NOT published; no warehouse published yet"
-        return f"{verdict} ({target})"
+        return f"{verdict}\n  {target}"
 
     def _hints(self) -> list[str]:
         """The fix for sources that could not be reached, named once."""
