@@ -42,7 +42,7 @@ def render(status: dict) -> str:
                   f"  build:       {published}",
                   f"  built at:    {status['built_at']}",
                   f"  fingerprint: {status['fingerprint']}",
-                  f"  rounds ({len(status['rounds'])}):  {', '.join(status['rounds']) or 'none'}"]
+                  f"  rounds ({len(status['rounds'])}): {', '.join(status['rounds']) or 'none'}"]
         for provider, fetched_at in status["prices"].items():
             lines.append(f"  prices {provider}: latest snapshot {fetched_at}")
     lines.append(f"kept builds ({len(status['builds'])}): " + (", ".join(status["builds"]) or "none"))
