@@ -67,7 +67,8 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="mlperf-warehouse", description=__doc__.splitlines()[0], epilog=EXAMPLES,
+    parser = ArgumentParser(prog="mlperf-warehouse", epilog=EXAMPLES,
+                            description="MLPerf Training results and cloud accelerator prices as a DuckDB warehouse.",
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action=_Version)
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=ArgumentParser)

@@ -75,6 +75,7 @@ def test_every_command_and_argument_has_help_and_an_example():
      "dim_system"),
     (["query", "select * from fct_training_results"], "fct_training_results does not exist", "fct_training_result"),
     (["rollback", "--to", "mlperf-1999.duckdb"], "no complete kept build named", "mlperf-"),
+    (["refresh", "--rounds", "4.x", "--no-prices"], "not an MLPerf round: 'v4.x'", "like v4.1"),
 ])
 def test_a_typo_exits_2_and_lists_the_valid_values(base, tmp_path, args, wanted, valid):
     proc = cli(base, *[str(tmp_path / "out") if a == "OUT" else a for a in args])

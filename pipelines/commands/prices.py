@@ -46,7 +46,7 @@ def register(subparsers) -> None:
     p.add_argument("--accelerator", required=True, metavar="NAME",
                    help="dim_accelerator key or model, or part of one, e.g. h100, tpu, nvidia-h100-sxm-80gb")
     p.add_argument("--pricing-model", default="on_demand", metavar="MODEL",
-                   help="on_demand (default), spot, reserved_1y, ... (the ones the warehouse holds)")
+                   help="on_demand (default), spot, cud_1y, ... (a wrong one lists those the warehouse holds)")
     p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
     p.set_defaults(handler=run)
 

@@ -38,7 +38,12 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.lib.refresh_job import refresh
     from pipelines.lib.rounds import configured_rounds, normalize_round
 
-    rounds = [normalize_round(r) for r in args.rounds.split(",")] if args.rounds else configured_rounds()
+    from pipelines.commands import UsageError
+
+    try:
+        rounds = [normalize_round(r) for r in args.rounds.split(",") if r.strip()] if args.rounds else configured_rounds()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     started = time.perf_counter()
     with Progress(len(rounds), warehouse_dir() / "raw") as progress:
         summary = refresh(rounds, url_template=args.results_url_template, prices=not args.no_prices,
