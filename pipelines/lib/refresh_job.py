@@ -85,7 +85,8 @@ class RefreshSummary:
 _WARNING = "warning: "
 _TABLE_WIDTH = 100
 _FAILURE_LINE = 159
-_UNREACHABLE = ("host not found", "connection refused", "timed out", "gave up after")
+# Failure texts that mean the source could not be reached at all (a mirror or --no-prices is the fix).
+_UNREACHABLE = ("host not found", "connection refused", "timed out", "ConnectionError", "Timeout")
 
 
 def _clip(text: str, width: int) -> str:
@@ -113,7 +114,7 @@ def _short_url(match: re.Match) -> str:
     if len(url) > 72:
         scheme, _, rest = url.partition("://")
         host, _, path = rest.partition("/")
-        url = f"{scheme}://{host}/…/{[part for part in path.split('/') if part][-1]}"
+        url = f"{scheme}://{host}/…/{([part for part in path.split('/') if part] or [''])[-1]}"
     return url + trail
 
 
