@@ -99,7 +99,7 @@ def _unreachable(exc: BaseException) -> str | None:
             continue
         seen.add(id(cause))
         if isinstance(cause, socket.gaierror) or type(cause).__name__ == "NameResolutionError":
-            return "host not found (offline?)"
+            return "host not found"
         if isinstance(cause, ConnectionRefusedError):
             return "connection refused"
         todo += [getattr(cause, "reason", None), cause.__cause__, cause.__context__,
