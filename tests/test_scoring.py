@@ -102,10 +102,11 @@ def test_query_command_formats(warehouse):
     _build(warehouse, {"Acme/systems/a.json": system_json()} | _runs([10, 20, 30], "Acme/results/a/ssd"))
     cli = [sys.executable, "-m", "pipelines.cli", "query", "select system, score_minutes from fct_training_result"]
     table = subprocess.run(cli, capture_output=True, text=True, check=True).stdout
-    assert "score_minutes" in table and "20.0" in table and "(1 row)" in table
+    assert "score_minutes" in table and table.splitlines()[2].split() == ["a", "20"] and "(1 row)" in table
     csv_out = subprocess.run(cli + ["--format", "csv"], capture_output=True, text=True, check=True).stdout
     assert csv_out.splitlines() == ["system,score_minutes", "a,20.0"]
     rows = json.loads(subprocess.run(cli + ["--format", "json"], capture_output=True, text=True, check=True).stdout)
     assert rows == [{"system": "a", "score_minutes": 20.0}]
     bad = subprocess.run(cli[:-1] + ["select * from no_such_table"], capture_output=True, text=True)
-    assert bad.returncode == 1 and bad.stderr.startswith("error:") and "no_such_table" in bad.stderr
+    # an unknown table is a usage error (exit 2) that lists the tables there are
+    assert bad.returncode == 2 and bad.stderr.startswith("error:") and "no_such_table" in bad.stderr

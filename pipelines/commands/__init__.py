@@ -1,0 +1,51 @@
+"""The subcommands of `mlperf-warehouse`, one module each, and what they share: checking a value
+typed on the command line against the values the warehouse actually holds."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+
+class UsageError(Exception):
+    """A value given on the command line that does not exist (exit 2, the valid values named)."""
+
+
+def unknown(kind: str, value: str, valid: Sequence[str], hint: str = "", shown: int = 40) -> UsageError:
+    """`unknown benchmark 'gpt-3'; did you mean 'gpt3'? valid: bert, dlrm, gpt3, ...`"""
+    valid = list(dict.fromkeys(v for v in valid if v is not None))
+    close = difflib.get_close_matches(value.lower(), [v.lower() for v in valid], n=3, cutoff=0.5)
+    close = [next(v for v in valid if v.lower() == c) for c in close]
+    listed = ", ".join(valid[:shown]) + (f" and {len(valid) - shown} more" if len(valid) > shown else "")
+    message = f"unknown {kind} {value!r}"
+    if close:
+        message += f"; did you mean {' or '.join(repr(c) for c in close)}?"
+    message += f"\nvalid {kind}s: {listed or '(none in this warehouse)'}"
+    return UsageError(message + (f"\n{hint}" if hint else ""))
+
+
+def loaded_rounds(con) -> list[str]:
+    from pipelines.lib.rounds import round_sort_key
+
+    rounds = [r for (r,) in con.execute("select distinct round from fct_training_result").fetchall()]
+    return sorted(rounds, key=round_sort_key)
+
+
+def check_round(con, round_version: str) -> str:
+    """The round, if the warehouse holds it; else a UsageError naming the loaded rounds."""
+    rounds = loaded_rounds(con)
+    if round_version not in rounds:
+        raise UsageError(f"round {round_version} is not loaded in this warehouse\n"
+                         f"loaded rounds: {', '.join(rounds) or '(none)'}\n"
+                         f"`mlperf-warehouse refresh --rounds {round_version}` loads it")
+    return round_version
+
+
+def check_benchmark(con, round_version: str, benchmark: str) -> str:
+    """The benchmark (matched case-insensitively), if the round has results for it."""
+    benchmarks = [b for (b,) in con.execute(
+        "select distinct benchmark from fct_training_result where round = ? order by 1", [round_version]).fetchall()]
+    match = next((b for b in benchmarks if b.lower() == benchmark.strip().lower()), None)
+    if match is None:
+        raise unknown("benchmark", benchmark, benchmarks, f"(the benchmarks of {round_version})")
+    return match

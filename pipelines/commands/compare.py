@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import argparse
 
+EXAMPLES = """examples:
+  mlperf-warehouse compare cloud-tpu-v5p-4096-maxtext cloud-tpu-trillium-1024-maxtext --benchmark gpt3 --round v4.1
+  mlperf-warehouse query "select system, system_name from mart_scaling_efficiency where round = 'v4.1' and benchmark = 'gpt3'"
+                                                 # the systems there are to compare"""
+
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("compare", help="compare two systems' scaling, cost and MFU figures")
-    p.add_argument("system_a", help="system (results folder name) or its system_name")
-    p.add_argument("system_b")
-    p.add_argument("--benchmark", required=True)
-    p.add_argument("--round", required=True)
-    p.add_argument("--warehouse-dir", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    p = subparsers.add_parser(
+        "compare", help="compare two systems' scaling, cost and MFU figures",
+        description="Two systems of one round and benchmark side by side: score, scaling, MFU and cost to train.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("system_a", help="system (results folder name) or its system_name, e.g. cloud-tpu-v5p-4096-maxtext")
+    p.add_argument("system_b", help="the system to compare it with (B / A ratios are shown)")
+    p.add_argument("--benchmark", required=True, metavar="NAME", help="e.g. gpt3")
+    p.add_argument("--round", required=True, metavar="V", help="a round loaded in the warehouse, e.g. v4.1")
+    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
     p.set_defaults(handler=run)
 
 
@@ -28,7 +36,12 @@ def _find(con, round_version: str, benchmark: str, name: str) -> dict:
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     if not rows:
-        raise ValueError(f"no scored {benchmark} result for system {name!r} in {round_version}")
+        from pipelines.commands import unknown
+
+        systems = [s for (s,) in con.execute(
+            "select distinct system from mart_scaling_efficiency where round = ? and benchmark = ? order by 1",
+            [round_version, benchmark]).fetchall()]
+        raise unknown("system", name, systems, f"(systems with a scored {benchmark} result in {round_version})")
     if len(rows) > 1:
         raise ValueError(f"{name!r} is ambiguous in {round_version}: submitted by "
                          + ", ".join(sorted(r["submitter"] for r in rows)))
@@ -96,17 +109,23 @@ def comparison_rows(a: dict, b: dict, cost_a, cost_b) -> list[tuple[str, str, st
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from pipelines.commands import UsageError, check_benchmark, check_round
     from pipelines.commands.query import render_table
     from pipelines.lib.paths import published_db
     from pipelines.lib.query import connect_readonly
     from pipelines.lib.rounds import normalize_round
 
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
-    round_version = normalize_round(args.round)
+    try:
+        round_version = normalize_round(args.round)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     with connect_readonly(published_db(base)) as con:
-        a = _find(con, round_version, args.benchmark, args.system_a)
-        b = _find(con, round_version, args.benchmark, args.system_b)
+        check_round(con, round_version)
+        benchmark = check_benchmark(con, round_version, args.benchmark)
+        a = _find(con, round_version, benchmark, args.system_a)
+        b = _find(con, round_version, benchmark, args.system_b)
         rows = comparison_rows(a, b, _costs(con, a), _costs(con, b))
-    print(f"{args.benchmark} · {round_version}")
+    print(f"{benchmark} · {round_version}")
     print(render_table(["figure", f"A: {a['system']}", f"B: {b['system']}", "B / A"], rows).rsplit("\n", 1)[0])
     return 0

@@ -4,23 +4,41 @@ from __future__ import annotations
 
 import argparse
 
+EXAMPLES = """examples:
+  mlperf-warehouse export --out exports/
+  mlperf-warehouse export --format csv --tables fct_training_result,dim_system --out exports-csv/"""
+
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("export", help="write the public tables as Parquet or CSV with a manifest.json")
-    p.add_argument("--format", choices=["parquet", "csv"], default="parquet")
-    p.add_argument("--out", required=True, help="output directory (replaced; must be empty or a previous export)")
-    p.add_argument("--tables", help="comma-separated table names (default: every dim_/fct_/mart_ table and view)")
-    p.add_argument("--warehouse-dir", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    p = subparsers.add_parser(
+        "export", help="write the public tables as Parquet or CSV with a manifest.json",
+        description="Write the public dim_/fct_/mart_ tables as files any BI tool reads, with a manifest.json.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--format", choices=["parquet", "csv"], default="parquet", help="parquet (default) or csv")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="output directory (replaced; must be empty or a previous export)")
+    p.add_argument("--tables", metavar="T,T",
+                   help="comma-separated table names (default: every dim_/fct_/mart_ table and view)")
+    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pipelines.lib.exports import export
+    from pipelines.commands import unknown
+    from pipelines.lib.exports import export, public_tables
+    from pipelines.lib.paths import published_db
+    from pipelines.lib.query import connect_readonly
 
     tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
+    if tables:
+        with connect_readonly(published_db(base)) as con:
+            available = list(public_tables(con))
+        for table in tables:
+            if table not in available:
+                raise unknown("table", table, available)
     manifest = export(Path(args.out), args.format, tables, base)
     for t in manifest["tables"]:
         print(f"{t['name']:<28} {t['rows']:>9} rows  {t['path']}")

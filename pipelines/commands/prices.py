@@ -1,8 +1,15 @@
-"""`mlperf-warehouse prices --accelerator H100`: the current cheapest price per provider (read-only)."""
+"""`mlperf-warehouse prices --accelerator H100`: the current cheapest price per provider and accelerator model."""
 
 from __future__ import annotations
 
 import argparse
+
+EXAMPLES = """examples:
+  mlperf-warehouse prices --accelerator h100
+  mlperf-warehouse prices --accelerator tpu                 # every TPU model, each on its own rows
+  mlperf-warehouse prices --accelerator nvidia-b200 --pricing-model spot
+
+Each accelerator model gets its own row per provider (the cheapest SKU and region for it)."""
 
 SQL = """
 with matches as (
@@ -18,30 +25,55 @@ ranked as (
     select p.provider, p.sku, p.region, p.pricing_model, p.accelerator,
            round(p.price_per_accelerator_hour_usd, 4) as price_per_accelerator_hour_usd,
            p.accelerators_per_instance, p.price_per_hour_usd, p.fetched_at,
-           row_number() over (partition by p.provider
+           row_number() over (partition by p.accelerator, p.provider
                               order by p.price_per_accelerator_hour_usd, p.sku, p.region) as rank
     from fct_cloud_price_current p
     join wanted w on p.accelerator = w.accelerator
     where p.pricing_model = $model
 )
-select provider, sku, region, pricing_model, accelerator, price_per_accelerator_hour_usd,
+select accelerator, provider, sku, region, pricing_model, price_per_accelerator_hour_usd,
        accelerators_per_instance, fetched_at
 from ranked where rank = 1
-order by price_per_accelerator_hour_usd, provider
+order by accelerator, price_per_accelerator_hour_usd, provider
 """
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("prices", help="the current cheapest accelerator-hour price per provider")
-    p.add_argument("--accelerator", required=True, help="dim_accelerator key or model, e.g. H100 (case-insensitive)")
-    p.add_argument("--pricing-model", default="on_demand", help="on_demand (default), spot, reserved_1y, ...")
-    p.add_argument("--warehouse-dir", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    p = subparsers.add_parser(
+        "prices", help="the current cheapest accelerator-hour price per provider and accelerator model",
+        description="The cheapest current price per accelerator-hour, per accelerator model and cloud provider.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--accelerator", required=True, metavar="NAME",
+                   help="dim_accelerator key or model, or part of one, e.g. h100, tpu, nvidia-h100-sxm-80gb")
+    p.add_argument("--pricing-model", default="on_demand", metavar="MODEL",
+                   help="on_demand (default), spot, cud_1y, ... (a wrong one lists those the warehouse holds)")
+    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
     p.set_defaults(handler=run)
 
 
 def cheapest(con, accelerator: str, pricing_model: str = "on_demand") -> tuple[list[str], list[tuple]]:
     cursor = con.execute(SQL, {"acc": accelerator.strip(), "model": pricing_model})
     return [d[0] for d in cursor.description], cursor.fetchall()
+
+
+def check_values(con, accelerator: str, pricing_model: str) -> None:
+    """Exit 2 (UsageError) for an accelerator or pricing model the warehouse has no price for."""
+    from pipelines.commands import unknown
+
+    models = [m for (m,) in con.execute(
+        "select distinct pricing_model from fct_cloud_price_current order by 1").fetchall()]
+    if not models:
+        raise ValueError("no cloud prices in this warehouse (refreshed with --no-prices?); "
+                         "`mlperf-warehouse refresh` fetches them")
+    if pricing_model not in models:
+        raise unknown("pricing model", pricing_model, models)
+    priced = con.execute(
+        "select distinct a.accelerator, a.model from fct_cloud_price_current p "
+        "join dim_accelerator a using (accelerator) order by 1").fetchall()
+    text = accelerator.strip().lower()
+    if not any(text in key.lower() or text in (model or "").lower() for key, model in priced):
+        raise unknown("accelerator", accelerator, [key for key, _ in priced],
+                      "(accelerators with a current price; part of a name works too, e.g. h100 or tpu)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
 
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
     with connect_readonly(published_db(base)) as con:
+        check_values(con, args.accelerator, args.pricing_model)
         columns, rows = cheapest(con, args.accelerator, args.pricing_model)
     if not rows:
         print(f"no current {args.pricing_model} price for an accelerator matching {args.accelerator!r}")

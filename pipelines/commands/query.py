@@ -1,32 +1,65 @@
-"""`mlperf-warehouse query "SQL"`: read-only SQL on the published warehouse."""
+"""`mlperf-warehouse query "SQL"`: read-only, sandboxed SQL on the published warehouse."""
 
 from __future__ import annotations
 
 import argparse
 import csv
 import json
+import math
 import sys
+from decimal import Decimal
+
+DEFAULT_LIMIT = 50
+EXAMPLES = """examples:
+  mlperf-warehouse query "select round, count(*) from fct_training_result group by 1 order by 1"
+  mlperf-warehouse query "select * from mart_scaling_efficiency where benchmark = 'gpt3'" --limit 0
+  mlperf-warehouse query "select * from fct_cloud_price_current" --format csv > prices.csv
+  mlperf-warehouse query "copy dim_system to 'systems.parquet'" --allow-external-access
+
+`table` shows numbers at a readable precision and at most --limit rows; csv and json give every row
+at full precision. The SQL runs read-only and sandboxed: no file read or written outside the
+warehouse, no INSTALL/LOAD, no network, unless --allow-external-access."""
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("query", help="run SQL read-only on the published warehouse")
-    p.add_argument("sql")
-    p.add_argument("--format", choices=["table", "csv", "json"], default="table")
-    p.add_argument("--warehouse-dir", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    p = subparsers.add_parser(
+        "query", help="run SQL read-only on the published warehouse",
+        description="Run one SQL statement on the published warehouse (read-only) and print the result.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sql", help="the SQL statement, e.g. \"select * from dim_accelerator\"")
+    p.add_argument("--format", choices=["table", "csv", "json"], default="table",
+                   help="table (default: rounded, at most --limit rows), csv or json (every row, full precision)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help=f"rows shown in table format (default {DEFAULT_LIMIT}; 0 = all); with csv/json: no limit unless given")
+    p.add_argument("--allow-external-access", action="store_true",
+                   help="let the SQL read and write files, INSTALL/LOAD extensions and use the network")
+    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    import duckdb
+
     from pipelines.lib.paths import published_db
     from pipelines.lib.query import connect_readonly
 
+    limit = args.limit if args.limit is not None else (DEFAULT_LIMIT if args.format == "table" else 0)
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
-    with connect_readonly(published_db(base)) as con:
-        cursor = con.execute(args.sql)
+    with connect_readonly(published_db(base), sandbox=not args.allow_external_access) as con:
+        try:
+            cursor = con.execute(args.sql)
+        except duckdb.CatalogException as exc:
+            return _unknown_name(con, exc)
+        except duckdb.PermissionException as exc:
+            print(f"error: {str(exc).splitlines()[0]}\n"
+                  "query runs sandboxed (no files outside the warehouse, no INSTALL/LOAD, no network); "
+                  "--allow-external-access lifts that", file=sys.stderr)
+            return 2
         columns = [d[0] for d in cursor.description or []]
-        rows = cursor.fetchall()
+        rows = cursor.fetchmany(limit) if limit > 0 else cursor.fetchall()
+        total = len(rows) + (_count_rest(cursor) if limit > 0 and len(rows) == limit else 0)
     if args.format == "csv":
         writer = csv.writer(sys.stdout)
         writer.writerow(columns)
@@ -35,15 +68,80 @@ def run(args: argparse.Namespace) -> int:
         json.dump([dict(zip(columns, r)) for r in rows], sys.stdout, default=str, indent=1)
         print()
     else:
-        print(render_table(columns, rows))
+        print(render_table(columns, rows, total=total))
+    if total > len(rows) and args.format != "table":
+        print(f"note: {len(rows):,} of {total:,} rows written (--limit {limit})", file=sys.stderr)
     return 0
 
 
-def render_table(columns: list[str], rows: list[tuple], max_width: int = 60) -> str:
-    cells = [[("NULL" if v is None else str(v))[:max_width] for v in row] for row in rows]
+def _count_rest(cursor) -> int:
+    """Rows not fetched yet, counted in Arrow batches (cheap even for a million events)."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "an extra copy of the rows": only counted here, never kept
+            return sum(batch.num_rows for batch in cursor.to_arrow_reader(100_000))
+    except Exception:  # noqa: BLE001  - a count for a note is not worth failing the query
+        return 0
+
+
+def _unknown_name(con, exc) -> int:
+    """A table (or column, function) that does not exist: name the tables there are."""
+    tables = [t for (t,) in con.execute(
+        "select table_name from information_schema.tables where table_schema = 'main' "
+        "and table_name not like 'raw\\_%' escape '\\' and table_name not like '\\_%' escape '\\' order by 1"
+    ).fetchall()]
+    print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
+    if "Table" in str(exc):
+        print("tables: " + ", ".join(tables), file=sys.stderr)
+    return 2
+
+
+def format_cell(value, max_width: int = 60) -> str:
+    """A cell as shown in `table` format: NULL, numbers at four significant digits (whole numbers
+    in full), text cut at `max_width` with an ellipsis."""
+    if value is None:
+        text = "NULL"
+    elif isinstance(value, bool):
+        text = str(value).lower()
+    elif isinstance(value, (float, Decimal)):
+        text = _number(float(value))
+    else:
+        text = str(value)
+    text = " ".join(text.splitlines()) if "\n" in text else text
+    return text if len(text) <= max_width else text[: max_width - 1] + "…"
+
+
+def _number(v: float) -> str:
+    if not math.isfinite(v):
+        return str(v)
+    if v == 0 or v == int(v) and abs(v) < 1e15:
+        return f"{v:.0f}"
+    magnitude = math.floor(math.log10(abs(v)))
+    if magnitude < -4 or magnitude >= 15:
+        return f"{v:.3e}"
+    return f"{v:.{max(0, 3 - magnitude)}f}"
+
+
+def _numeric(value) -> bool:
+    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+
+
+def render_table(columns: list[str], rows: list[tuple], max_width: int = 60, total: int | None = None) -> str:
+    cells = [[format_cell(v, max_width) for v in row] for row in rows]
+    right = [bool(rows) and all(_numeric(r[i]) or r[i] is None for r in rows) for i in range(len(columns))]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    line = "  ".join(c.ljust(w) for c, w in zip(columns, widths))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in cells]
-    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+
+    def line(values):
+        return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)).rstrip()
+
+    out = [line(columns), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in cells]
+    total = len(rows) if total is None else total
+    if total > len(rows):
+        out.append(f"({len(rows):,} of {total:,} rows shown; --limit N shows more, --limit 0 all, "
+                   "--format csv gives every row)")
+    else:
+        out.append(f"({total:,} row{'s' if total != 1 else ''})")
     return "\n".join(out)

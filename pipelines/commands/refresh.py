@@ -4,40 +4,127 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
+import re
+import threading
 import time
+
+EXAMPLES = """examples:
+  mlperf-warehouse refresh
+  mlperf-warehouse refresh --rounds v4.1,v5.0 --no-prices
+  mlperf-warehouse refresh --results-url-template 'file:///data/training_results_{version}.tar.gz'
+  MLPERF_DEBUG=1 mlperf-warehouse refresh --rounds v5.0   # with Dagster's tracebacks"""
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("refresh", help="fetch, parse, validate, build and publish the warehouse")
-    p.add_argument("--rounds", help="comma-separated rounds, e.g. v4.1,v5.0 (default: MLPERF_ROUNDS or all known)")
-    p.add_argument("--results-url-template", help="URL template with {version}; http(s), file:// or a path")
-    p.add_argument("--rules-url-template",
-                   help="URL template with {ref} for the mlcommons/logging archive each round was scored with "
-                        "(default: MLPERF_RULES_URL_TEMPLATE or GitHub's archive of the ref)")
+    p = subparsers.add_parser(
+        "refresh", help="fetch, parse, validate, build and publish the warehouse",
+        description="Download each round's results archive (and the cloud price lists), parse and validate them, "
+        "build the warehouse and publish it if every SQL test passes. Exit 1 when a source failed.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rounds", metavar="V,V", help="comma-separated rounds, e.g. v4.1,v5.0 "
+                   "(default: MLPERF_ROUNDS or every known round)")
+    p.add_argument("--results-url-template", metavar="URL", help="where the archives are: a URL with {version}; "
+                   "http(s), file:// or a path (default: MLPERF_RESULTS_URL_TEMPLATE, else GitHub)")
+    p.add_argument("--rules-url-template", metavar="URL",
+                   help="where the rules are: a URL with {ref} for the mlcommons/logging archive each round was "
+                        "scored with (default: MLPERF_RULES_URL_TEMPLATE, else GitHub's archive of the ref)")
     p.add_argument("--accept-shrink", action="store_true",
                    help="publish rounds whose results that count shrank sharply against the published build")
     p.add_argument("--no-prices", action="store_true", help="skip the cloud price lists")
-    p.add_argument("--warehouse-dir", help="where the warehouse lives (default: MLPERF_WAREHOUSE_DIR or ./warehouse)")
+    p.add_argument("--warehouse-dir", metavar="DIR",
+                   help="where the warehouse lives (default: MLPERF_WAREHOUSE_DIR or ./warehouse)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.warehouse_dir:
         os.environ["MLPERF_WAREHOUSE_DIR"] = str(args.warehouse_dir)
+    from pipelines.lib.paths import warehouse_dir
     from pipelines.lib.refresh_job import refresh
     from pipelines.lib.rounds import configured_rounds, normalize_round
 
-    rounds = [normalize_round(r) for r in args.rounds.split(",")] if args.rounds else configured_rounds()
+    from pipelines.commands import UsageError
+
+    try:
+        rounds = [normalize_round(r) for r in args.rounds.split(",") if r.strip()] if args.rounds else configured_rounds()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     started = time.perf_counter()
-    summary = refresh(
-        rounds,
-        url_template=args.results_url_template,
-        rules_template=args.rules_url_template,
-        accept_shrink=args.accept_shrink,
-        prices=not args.no_prices,
-        progress=lambda msg: print(msg, file=sys.stderr, flush=True),
-    )
+    with Progress(len(rounds), warehouse_dir() / "raw") as progress:
+        summary = refresh(rounds, url_template=args.results_url_template, rules_template=args.rules_url_template,
+                          accept_shrink=args.accept_shrink, prices=not args.no_prices, progress=progress.message)
     print(summary.render())
     print(f"total {time.perf_counter() - started:.1f}s")
     return 0 if summary.ok else 1
+
+
+_STEP = re.compile(r"^\[(\d+)/(\d+)\]")
+_DONE = re.compile(r": (ok|FAILED) in [\d.]+s")
+
+
+class Progress:
+    """What the refresh is doing, on stderr. On a terminal: a live `rich` display of the rounds
+    parsed so far and of the bytes downloaded with their rate (read from the downloads' partial
+    files, so the download code needs no hook); it disappears when done, leaving the summary.
+    Elsewhere (a log, CI): one plain line as each step starts."""
+
+    def __init__(self, rounds: int, raw_dir) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.live = self.console.is_terminal and not os.environ.get("MLPERF_DEBUG")
+        self.rounds, self.raw_dir = rounds, raw_dir
+        self._stop = threading.Event()
+
+    def __enter__(self) -> Progress:
+        if not self.live:
+            return self
+        from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as RichProgress
+
+        self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description:<8}", style="bold"), BarColumn(bar_width=20),
+                                TextColumn("{task.fields[count]:>5}"), TextColumn("{task.fields[note]}"),
+                                TimeElapsedColumn(), console=self.console, transient=True)
+        self.bar.start()
+        self.round_task = self.bar.add_task("rounds", total=self.rounds, count=f"0/{self.rounds}", note="")
+        self.bytes_task = self.bar.add_task("download", total=None, count="", note="", visible=False)
+        self.watcher = threading.Thread(target=self._watch_downloads, daemon=True)
+        self.watcher.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.live:
+            self._stop.set()
+            self.watcher.join(timeout=2)
+            self.bar.stop()
+
+    def message(self, text: str) -> None:
+        if not self.live:
+            if not _DONE.search(text):
+                self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+            return
+        step = _STEP.match(text)
+        if step and _DONE.search(text):
+            self.bar.update(self.round_task, completed=int(step.group(1)), count=f"{step.group(1)}/{self.rounds}")
+        note = text[step.end():].strip() if step else text
+        self.bar.update(self.round_task, note=note[:60] + ("…" if len(note) > 60 else ""))
+
+    def _watch_downloads(self) -> None:
+        from rich.filesize import decimal
+
+        seen: dict[str, int] = {}  # partial file → its last size; renamed away when complete
+        last_total, last_time, rate = 0, time.monotonic(), 0.0
+        while not self._stop.wait(0.25):
+            try:
+                live = list(self.raw_dir.rglob("*.part*"))
+                for part in live:
+                    seen[str(part)] = part.stat().st_size
+            except OSError:  # a partial file renamed between listing and stat: next time
+                continue
+            total, now = sum(seen.values()), time.monotonic()
+            if not seen:
+                continue
+            rate = 0.7 * rate + 0.3 * (total - last_total) / max(now - last_time, 1e-3)
+            last_total, last_time = total, now
+            note = f"{decimal(total)} at {decimal(int(rate))}/s" if live else f"{decimal(total)} downloaded"
+            self.bar.update(self.bytes_task, visible=True, note=note)

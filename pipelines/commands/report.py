@@ -4,32 +4,66 @@ from __future__ import annotations
 
 import argparse
 
+EXAMPLES = """examples:
+  mlperf-warehouse report --round v4.1 --out report/
+  mlperf-warehouse report --round v4.1 --benchmark gpt3 --accelerators tpu,h100 --out report/
+
+Writes report.html (self-contained), one PNG per chart and figures.json into --out."""
+
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("report", help="render the scaling and cost report (HTML + PNG charts)")
-    p.add_argument("--round", required=True, help="e.g. v4.1")
-    p.add_argument("--benchmark", help="e.g. gpt3 (default: gpt3/llama if the round has it, else the most submitted)")
-    p.add_argument("--accelerators", help="comma-separated accelerator keys (or parts of them), e.g. tpu,h100")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--warehouse-dir", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    p = subparsers.add_parser(
+        "report", help="render the scaling and cost report (HTML + PNG charts)",
+        description="The weak and convergence scaling, cost-to-train and MFU report of one benchmark in one round.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--round", required=True, metavar="V", help="a round loaded in the warehouse, e.g. v4.1")
+    p.add_argument("--benchmark", metavar="NAME",
+                   help="e.g. gpt3 (default: gpt3/llama if the round has it, else the most submitted)")
+    p.add_argument("--accelerators", metavar="A,B",
+                   help="comma-separated accelerator keys (or parts of them), e.g. tpu,h100 (default: all)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
+    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
     p.set_defaults(handler=run)
+
+
+def check_accelerators(con, round_version: str, benchmark: str, accelerators: list[str]) -> None:
+    """Each --accelerators entry must match an accelerator of the round's benchmark results."""
+    from pipelines.commands import unknown
+
+    present = [a for (a,) in con.execute(
+        "select distinct accelerator from mart_scaling_efficiency where round = ? and benchmark = ? "
+        "and accelerator is not null order by 1", [round_version, benchmark]).fetchall()]
+    for wanted in accelerators:
+        if not any(wanted.lower() in a.lower() for a in present):
+            raise unknown("accelerator", wanted, present, f"(accelerators with {benchmark} results in {round_version})")
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from pipelines.commands import UsageError, check_benchmark, check_round
     from pipelines.lib.paths import published_db
     from pipelines.lib.query import connect_readonly
     from pipelines.lib.report import build_report, default_benchmark
     from pipelines.lib.rounds import normalize_round
 
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
-    round_version = normalize_round(args.round)
+    try:
+        round_version = normalize_round(args.round)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     accelerators = [a.strip() for a in (args.accelerators or "").split(",") if a.strip()] or None
     with connect_readonly(published_db(base)) as con:
-        benchmark = args.benchmark or default_benchmark(con, round_version)
-        if benchmark is None:
-            raise ValueError(f"no scored results in {round_version}")
+        check_round(con, round_version)
+        if args.benchmark:
+            benchmark = check_benchmark(con, round_version, args.benchmark)
+        else:
+            benchmark = default_benchmark(con, round_version)
+            if benchmark is None:
+                raise ValueError(f"no scored results in {round_version}: every result of the round lacks a score "
+                                 "(see `mlperf-warehouse query \"select * from fct_training_result\"`)")
+        if accelerators:
+            check_accelerators(con, round_version, benchmark, accelerators)
         report = build_report(con, round_version, benchmark, Path(args.out), accelerators)
     print(f"report: {report.html}")
     for name, path in report.pngs.items():

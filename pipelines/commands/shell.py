@@ -3,34 +3,75 @@
 from __future__ import annotations
 
 import argparse
+import sys
+
+EXAMPLES = """examples:
+  mlperf-warehouse shell
+  mlperf-warehouse shell --python
+  mlperf-warehouse shell --allow-external-access   # to COPY results out to a file, read a CSV, INSTALL ...
+
+The session is read-only and sandboxed: no file read or written outside the warehouse, no INSTALL or
+LOAD, no network, and the configuration locked (the duckdb CLI runs in -safe mode)."""
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("shell", help="open the duckdb CLI (or a Python REPL) read-only on the warehouse")
+    p = subparsers.add_parser(
+        "shell", help="open the duckdb CLI (or a Python REPL) read-only on the warehouse",
+        description="An interactive session on the published warehouse: the duckdb CLI when it is installed and can "
+        "open the file (pip install duckdb-cli), else a Python REPL with a DuckDB connection `con`.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--python", action="store_true", help="Python REPL even when the duckdb CLI is installed")
-    p.add_argument("--warehouse-dir", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    p.add_argument("--allow-external-access", action="store_true",
+                   help="let SQL read and write files, INSTALL/LOAD extensions and use the network")
+    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
     p.set_defaults(handler=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def duckdb_cli() -> str | None:
+    """The duckdb CLI binary: the one the `duckdb-cli` package bundles (its `duckdb` script is a
+    wrapper whose start-up commands -safe mode would refuse), else the first `duckdb` on PATH."""
+    import importlib.util
     import shutil
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("duckdb_cli")
+    if spec and spec.origin:
+        bundled = Path(spec.origin).with_name("duckdb")
+        if bundled.is_file():
+            return str(bundled)
+    return shutil.which("duckdb") or shutil.which("duckdb", path=str(Path(sys.executable).parent))
+
+
+def cli_command(cli: str, path, allow_external_access: bool) -> list[str]:
+    # -readonly: a refresh can publish meanwhile; this session keeps the file it opened.
+    # -safe: external access off and the configuration locked, dot commands that touch files refused.
+    return [cli, "-readonly", *([] if allow_external_access else ["-safe"]), str(path)]
+
+
+def run(args: argparse.Namespace) -> int:
     import subprocess
     from pathlib import Path
 
     from pipelines.lib.paths import published_db
-    from pipelines.lib.query import WarehouseMissing
+    from pipelines.lib.query import WarehouseMissing, published_build_file
 
     path = published_db(Path(args.warehouse_dir).resolve() if args.warehouse_dir else None)
     if not path.exists():
         raise WarehouseMissing(f"no published warehouse at {path}; run `mlperf-warehouse refresh` first")
-    cli = None if args.python else shutil.which("duckdb")
+    path = published_build_file(path)
+    cli = None if args.python else duckdb_cli()
     if cli:
-        # -readonly: a refresh can publish meanwhile; this session keeps the file it opened.
-        return subprocess.call([cli, "-readonly", str(path)])
-    return _python_repl(path)
+        command = cli_command(cli, path, args.allow_external_access)
+        probe = subprocess.run(command[:-1] + ["-c", "select 1", str(path)], capture_output=True, text=True)
+        if probe.returncode == 0:
+            return subprocess.call(command)
+        reason = next((line for line in (probe.stderr + probe.stdout).splitlines() if line.strip()), "no reason given")
+        print(f"the duckdb CLI ({cli}) cannot open {path.name}: {reason.strip()}\n"
+              "opening a Python REPL instead", file=sys.stderr)
+    return _python_repl(path, args.allow_external_access)
 
 
-def _python_repl(path) -> int:
+def _python_repl(path, allow_external_access: bool) -> int:
     import code
 
     import duckdb
@@ -38,7 +79,7 @@ def _python_repl(path) -> int:
 
     from pipelines.lib.query import connect_readonly
 
-    with connect_readonly(path) as con:
+    with connect_readonly(path, sandbox=not allow_external_access) as con:
         banner = (f"read-only DuckDB connection `con` on {path}; polars as `pl`.\n"
                   'e.g. con.sql("select * from fct_training_result limit 5").pl()')
         code.interact(banner=banner, local={"con": con, "duckdb": duckdb, "pl": pl}, exitmsg="")

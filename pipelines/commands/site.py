@@ -5,17 +5,23 @@ from __future__ import annotations
 import argparse
 
 
+EXAMPLES = """examples:
+  mlperf-warehouse site --out site/ && xdg-open site/index.html
+  mlperf-warehouse site --out site/ --rounds v4.1,v5.0 --no-reports"""
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "site", help="write the static results site (HTML, works offline from a folder)",
         description="Write the static results site: an index of rounds, per round a table of systems × "
-        "benchmarks with filters and sorting, a scaling and cost report per benchmark, a page per system. "
-        "Example: mlperf-warehouse site --out site/ && open site/index.html",
+        "benchmarks with filters and sorting, a scaling and cost report per benchmark, a page per system.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--out", required=True, help="output directory, e.g. site/")
-    p.add_argument("--rounds", help="comma-separated rounds, e.g. v4.1,v5.0 (default: every round in the warehouse)")
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory, e.g. site/")
+    p.add_argument("--rounds", metavar="V,V",
+                   help="comma-separated rounds, e.g. v4.1,v5.0 (default: every round in the warehouse)")
     p.add_argument("--no-reports", action="store_true", help="skip the per-benchmark reports (faster)")
-    p.add_argument("--warehouse-dir", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    p.add_argument("--warehouse-dir", metavar="DIR", help="where the warehouse lives (default: MLPERF_WAREHOUSE_DIR or ./warehouse)")
     p.set_defaults(handler=run)
 
 

@@ -4,12 +4,65 @@ from __future__ import annotations
 
 import argparse
 
+EXAMPLES = """examples:
+  mlperf-warehouse status
+  mlperf-warehouse status --json | jq .last_refresh.steps"""
+
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("status", help="show the published build, rounds, price snapshots and last refresh")
-    p.add_argument("--warehouse-dir", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = subparsers.add_parser(
+        "status", help="show the published build, rounds, price snapshots and last refresh",
+        description="What is published (build, rounds, price snapshots), the kept builds, and how the last "
+        "refresh went, step by step.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    p.add_argument("--json", action="store_true", help="machine-readable output (the last refresh as a list of steps)")
     p.set_defaults(handler=run)
+
+
+def structured(status: dict) -> dict:
+    """The status for --json: the last refresh as data (its steps), not the printed summary."""
+    last = status.get("last_refresh")
+    if last and last.get("steps"):
+        last = {k: v for k, v in last.items() if k != "detail"}
+    elif last:  # recorded by an older version: only the printed text is there
+        last = {k: v for k, v in last.items() if k != "detail"} | {"summary_lines": str(last.get("detail", "")).splitlines()}
+    return status | {"last_refresh": last}
+
+
+def render(status: dict) -> str:
+    lines = []
+    if status.get("error"):
+        lines.append(f"published: {status['path']}\n  {status['error']}")
+    elif status["built_at"] is None:
+        lines.append(f"no warehouse published yet at {status['path']}; run `mlperf-warehouse refresh`")
+    else:
+        published = (status["published"] or {}).get("build", "?")
+        lines += [f"published: {status['path']}",
+                  f"  build:       {published}",
+                  f"  built at:    {status['built_at']}",
+                  f"  fingerprint: {status['fingerprint']}",
+                  f"  rounds ({len(status['rounds'])}): {', '.join(status['rounds']) or 'none'}"]
+        for provider, fetched_at in status["prices"].items():
+            lines.append(f"  prices {provider}: latest snapshot {fetched_at}")
+    lines.append(f"kept builds ({len(status['builds'])}): " + (", ".join(status["builds"]) or "none"))
+    last = status["last_refresh"]
+    if not last:
+        lines.append("last refresh: no record")
+        return "\n".join(lines)
+    lines.append(f"last refresh: {'ok' if last.get('ok') else 'FAILED'} at {last.get('at')}")
+    steps = last.get("steps")
+    if steps:
+        failed = [s for s in steps if not s["ok"]]
+        warned = [s for s in steps if s["ok"] and str(s["detail"]).startswith("warning: ")]
+        lines.append(f"  {len(steps)} steps: {len(steps) - len(failed)} ok, {len(failed)} failed, {len(warned)} with warnings")
+        for s in failed + warned:
+            text = f"  {s['name']}: {'FAILED' if not s['ok'] else 'warn'}: {s['detail']}"
+            lines.append(text if len(text) <= 159 else text[:158] + "…")
+        lines.append(f"  warehouse {'published' if last.get('published') else 'not published'}")
+    else:
+        lines += ["  " + line for line in str(last.get("detail", "")).splitlines()]
+    return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,21 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
     status = warehouse_status(Path(args.warehouse_dir).resolve() if args.warehouse_dir else None)
     if args.json:
-        print(json.dumps(status, indent=2, default=str))
-        return 0
-    if status["built_at"] is None:
-        print(f"no published warehouse at {status['path']}; run `mlperf-warehouse refresh`")
+        print(json.dumps(structured(status), indent=2, default=str))
     else:
-        published = (status["published"] or {}).get("build", "?")
-        print(f"published: {status['path']}\n  built at {status['built_at']}  build {published}")
-        print(f"  fingerprint {status['fingerprint']}")
-        print(f"  rounds ({len(status['rounds'])}): {', '.join(status['rounds']) or 'none'}")
-        for provider, fetched_at in status["prices"].items():
-            print(f"  prices {provider}: latest snapshot {fetched_at}")
-    print(f"kept builds ({len(status['builds'])}): " + ", ".join(status["builds"]))
-    last = status["last_refresh"]
-    if last:
-        print(f"last refresh: {'ok' if last.get('ok') else 'FAILED'} at {last.get('at')}: {last.get('detail')}")
-    else:
-        print("last refresh: no record")
+        print(render(status))
     return 0

@@ -15,6 +15,7 @@ import math
 import os
 import random
 import secrets
+import socket
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
@@ -88,6 +89,24 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _unreachable(exc: BaseException) -> str | None:
+    """Why a connection could not be made when another attempt cannot help: the host name does not
+    resolve (offline, or a typo) or the port refuses. Timeouts are not counted: they may pass."""
+    seen, todo = set(), [exc]
+    while todo:
+        cause = todo.pop()
+        if cause is None or id(cause) in seen or len(seen) > 12:
+            continue
+        seen.add(id(cause))
+        if isinstance(cause, socket.gaierror) or type(cause).__name__ == "NameResolutionError":
+            return "host not found"
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        todo += [getattr(cause, "reason", None), cause.__cause__, cause.__context__,
+                 *(a for a in getattr(cause, "args", ()) if isinstance(a, BaseException))]
+    return None
+
+
 def _retry_after_seconds(value: str) -> float | None:
     """Retry-After is either delta-seconds or an HTTP-date; None when unparseable."""
     try:
@@ -123,6 +142,8 @@ def _with_retries(url: str, policy: RetryPolicy, attempt: Callable[[], T]) -> T:
         except _Retryable as exc:
             cause, retry_after = str(exc), exc.retry_after
         except _TRANSIENT as exc:
+            if (why := _unreachable(exc)) is not None:
+                raise FetchError(f"{url}: {why}, not retried") from exc
             cause = _one_line(exc)
         except requests.RequestException as exc:  # bad URL, too many redirects, ...: not transient
             raise FetchError(f"{url}: {_one_line(exc)}") from exc

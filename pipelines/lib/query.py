@@ -32,12 +32,23 @@ def published_build_file(path: Path) -> Path:
     return path
 
 
+# For SQL typed by a person (`query`, `shell`): no file read or written outside the warehouse, no
+# INSTALL/LOAD, no network, and the configuration locked so none of this can be switched back on.
+SANDBOX = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+
+
 @contextlib.contextmanager
-def connect_readonly(path: Path | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+def connect_readonly(path: Path | None = None, *, sandbox: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to the published build; `sandbox=True` for user-typed SQL (see SANDBOX)."""
     path = path or published_db()
     if not path.exists():
         raise WarehouseMissing(f"no published warehouse at {path}; run `mlperf-warehouse refresh` first")
-    con = duckdb.connect(str(published_build_file(path)), read_only=True)
+    con = duckdb.connect(str(published_build_file(path)), read_only=True, config=SANDBOX if sandbox else {})
     try:
         yield con
     finally:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import dagster as dg
@@ -13,8 +15,9 @@ from .mlperf.refresh import max_shrink_from_env
 from .mlperf.rules import rules_url_template
 from .rounds import results_url_template
 
-# Dagster's per-step DEBUG lines drown the progress display; failures are summarized instead.
-_QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+# Dagster's per-step lines and failure tracebacks drown the progress display; failures are
+# summarized one line each instead. MLPERF_DEBUG=1 shows Dagster's errors with their tracebacks.
+_QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR" if os.environ.get("MLPERF_DEBUG") else "CRITICAL"}}}}
 
 
 @dataclass
@@ -36,24 +39,100 @@ class RefreshSummary:
         return all(s.ok for s in self.steps)
 
     def render(self) -> str:
+        """The summary table: one line per step (a failure on one line under 160 characters, other
+        details wrapped to 100 columns), what happened to the warehouse, and the fix once at the end."""
         width = max((len(s.name) for s in self.steps), default=10)
-        lines = [f"{'step':<{width}}  {'result':<6}  {'secs':>6}  detail"]
+        lines = [f"{'step':<{width}}  {'result':<6}  {'secs':>5}  detail"]
         for s in self.steps:
-            lines.append(f"{s.name:<{width}}  {'ok' if s.ok else 'FAILED':<6}  {s.seconds:>6.1f}  {s.detail}")
-        failed = [s.name for s in self.steps if not s.ok]
-        if self.published:
-            verdict = "published" + (f" (previous data kept for: {', '.join(failed)})" if failed else "")
-        elif any(s.name == "warehouse" and s.ok for s in self.steps):
-            verdict = "unchanged (no input changed)"
-        else:
-            verdict = "NOT published (previous warehouse kept)"
+            result = "FAILED" if not s.ok else "warn" if s.detail.startswith(_WARNING) else "ok"
+            head = f"{s.name:<{width}}  {result:<6}  {s.seconds:>5.1f}  "
+            detail = " ".join(s.detail.split())
+            if not s.ok:
+                lines.append(_clip(head + detail, _FAILURE_LINE))
+            else:
+                lines += _wrap(head, detail, _TABLE_WIDTH)
         if self.coverage:
             from .coverage import render_coverage
 
             lines.append("coverage per round:")
-            lines.extend(f"  {line}" for line in render_coverage(self.coverage))
-        lines.append(f"warehouse: {verdict} at {warehouse_dir() / 'mlperf.duckdb'}")
+            lines += [wrapped for line in render_coverage(self.coverage) for wrapped in _wrap("  ", line, _TABLE_WIDTH)]
+        lines.append(f"warehouse: {self._verdict()}")
+        lines += self._hints()
         return "\n".join(lines)
+
+    def _verdict(self) -> str:
+        target = warehouse_dir() / "mlperf.duckdb"
+        failed = [s.name for s in self.steps if not s.ok]
+        warned = [s.name.removeprefix("check ") for s in self.steps if s.ok and s.detail.startswith(_WARNING)]
+        if self.published:
+            verdict = "published"
+            if failed:
+                verdict += f"; previous data kept for: {', '.join(failed)}"
+            if warned:
+                verdict += f"; warnings: {', '.join(warned)}"
+        elif any(s.name == "warehouse" and s.ok for s in self.steps):
+            verdict = "unchanged (no input changed)"
+        elif target.exists():
+            verdict = "NOT published; the previous build stays published"
+        else:
+            verdict = "NOT published; no warehouse published yet"
+        return f"{verdict}\n  {target}"
+
+    def _hints(self) -> list[str]:
+        """The fix for sources that could not be reached, named once."""
+        unreachable = [s for s in self.steps if not s.ok and any(m in s.detail for m in _UNREACHABLE)]
+        hints = []
+        if any(s.name.startswith("results") for s in unreachable):
+            hints.append("fix: offline or behind a mirror? set --results-url-template or MLPERF_RESULTS_URL_TEMPLATE, "
+                         "e.g. file:///data/training_results_{version}.tar.gz")
+        if any(s.name.startswith("prices") for s in unreachable):
+            hints.append("fix: --no-prices skips the cloud price lists (MLPERF_AZURE_PRICES_URL and the like name mirrors)")
+        return hints
+
+
+_WARNING = "warning: "
+_TABLE_WIDTH = 100
+_FAILURE_LINE = 159
+# Failure texts that mean the source could not be reached at all (a mirror or --no-prices is the fix).
+_UNREACHABLE = ("host not found", "connection refused", "timed out", "ConnectionError", "Timeout")
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _wrap(head: str, detail: str, width: int) -> list[str]:
+    """`head` + `detail`, continued on indented lines so that no line passes `width` columns."""
+    import textwrap
+
+    room = max(width - len(head), 30)
+    parts = textwrap.wrap(detail, room, break_long_words=True) or [""]
+    return [head + parts[0]] + [" " * len(head) + part for part in parts[1:]]
+
+
+_URL = re.compile(r"(?:https?|file)://[^\s'\"()]+")
+
+
+def _short_url(match: re.Match) -> str:
+    """A URL without its query string (it may hold a key) and, when long, without its middle."""
+    whole = match.group(0)
+    url = whole.rstrip(":,;.")
+    trail = whole[len(url):]
+    url = url.split("?", 1)[0]
+    if len(url) > 72:
+        scheme, _, rest = url.partition("://")
+        host, _, path = rest.partition("/")
+        url = f"{scheme}://{host}/…/{([part for part in path.split('/') if part] or [''])[-1]}"
+    return url + trail
+
+
+def readable_error(message: str, cls_name: str | None = None) -> str:
+    """One line a person can act on: no module path or class name in front, URLs shortened."""
+    text = " ".join((message or "").split())
+    if cls_name:
+        text = re.sub(rf"^(?:[A-Za-z_]\w*\.)*{re.escape(cls_name)}: ", "", text)
+    text = _URL.sub(_short_url, text)
+    return _clip(text, 150) or cls_name or "failed"
 
 
 def _metadata(result: dg.ExecuteInProcessResult, asset_key: str) -> dict:
@@ -69,7 +148,7 @@ def _error(result: dg.ExecuteInProcessResult) -> str:
             err = event.step_failure_data.error
             while err.cause is not None and (err.cls_name or "").startswith("Dagster"):
                 err = err.cause  # the user-code error, not Dagster's wrapper
-            return err.message.strip().splitlines()[0]
+            return readable_error(err.message, err.cls_name)
     return "failed"
 
 
@@ -82,7 +161,8 @@ def refresh(rounds: list[str], **kwargs) -> RefreshSummary:
     except BaseException as exc:
         record_refresh_outcome(None, False, f"refresh crashed: {type(exc).__name__}: {exc}")
         raise
-    record_refresh_outcome(None, summary.ok, summary.render())
+    record_refresh_outcome(None, summary.ok, summary.render(), steps=[asdict(s) for s in summary.steps],
+                           published=summary.published)
     return summary
 
 
@@ -151,7 +231,13 @@ def _refresh(
     # A source that fails keeps its previous data: a results round's staged tables are only ever
     # replaced by a parse that passed its guards, and a price list's previous snapshot stays current
     # (the price history says when it was fetched). Everything else is published; the summary names
-    # what failed and the refresh exits non-zero.
+    # what failed and the refresh exits non-zero. A refresh asked for rounds of which not one has ever
+    # loaded (a first refresh, offline) publishes nothing rather than a warehouse without results.
+    from .staging import staged_files
+
+    if rounds and not staged_files("mlperf_runs", warehouse_dir()):
+        progress("no results round has been loaded yet: nothing is published")
+        return summary
     progress("building and publishing the warehouse ...")
     started = time.perf_counter()
     result = dg.materialize(
@@ -179,16 +265,49 @@ def _refresh(
 
 def _check_outcomes(result: dg.ExecuteInProcessResult) -> list[StepOutcome]:
     """The asset checks on the published build: a failed ERROR-severity check fails the refresh (a
-    WARN one is shown); the SQL tests in sql/tests are what gate publishing itself."""
+    WARN one is shown as a warning, never as a failure); the SQL tests in sql/tests are what gate
+    publishing itself."""
     outcomes = []
     for evaluation in result.get_asset_check_evaluations():
         if evaluation.passed:
             continue
         blocking = evaluation.severity == dg.AssetCheckSeverity.ERROR
-        shown = {k: v.value for k, v in evaluation.metadata.items()}
+        shown = [_shown(k, v.value) for k, v in evaluation.metadata.items() if v.value not in (0, "", None, {}, [])]
+        shown += _flagged_rows(evaluation.check_name)
         outcomes.append(StepOutcome(f"check {evaluation.check_name}", not blocking, 0.0,
-                                    f"{'failed' if blocking else 'warning'}: {shown}"[:500]))
+                                    _clip(f"{'failed: ' if blocking else _WARNING}{'; '.join(shown)}", 500)))
     return outcomes
+
+
+def _shown(key: str, value) -> str:
+    if isinstance(value, dict):
+        return f"{key}: " + ", ".join(f"{k} ({v})" for k, v in value.items())
+    return f"{key} {value:.3g}" if isinstance(value, float) else f"{key} {value}"
+
+
+# The rows behind a warning, so it can be looked at (the check itself only counts them).
+_FLAGGED_SQL = {
+    "metric_marts_sensible": "select round || ' ' || benchmark || ' ' || system from mart_scaling_efficiency "
+    "where convergence_scaling_efficiency not between 1e-9 and 1.5 or weak_scaling_efficiency not between 1e-9 and 1.5 "
+    "order by all",
+}
+
+
+def _flagged_rows(check_name: str, shown: int = 3) -> list[str]:
+    sql = _FLAGGED_SQL.get(check_name)
+    if sql is None:
+        return []
+    from .query import connect_readonly
+
+    try:
+        with connect_readonly(warehouse_dir() / "mlperf.duckdb") as con:
+            rows = [r for (r,) in con.execute(sql).fetchall()]
+    except Exception:  # naming rows is a courtesy; the check's own counts are already shown
+        return []
+    if not rows:
+        return []
+    more = f" and {len(rows) - shown} more" if len(rows) > shown else ""
+    return [f"rows: {', '.join(rows[:shown])}{more}"]
 
 
 def _after_publish(instance, resources, progress) -> StepOutcome:

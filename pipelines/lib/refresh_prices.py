@@ -9,9 +9,7 @@ from typing import Callable
 
 import dagster as dg
 
-from .refresh_job import StepOutcome, _error, _metadata
-
-_QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+from .refresh_job import _QUIET, StepOutcome, _error, _metadata
 
 
 def refresh_prices(instance: dg.DagsterInstance, resources: dict, progress: Callable[[str], None] = lambda _: None,
@@ -37,7 +35,16 @@ def refresh_prices(instance: dg.DagsterInstance, resources: dict, progress: Call
                 detail = (f"prices {meta.get('rows')}, quarantined {meta.get('quarantined')}, "
                           f"pages {meta.get('pages')}")
         else:
-            detail = _error(result) + " (previous snapshot kept)"
+            detail = _error(result) + ("; previous snapshot kept" if _has_snapshot(all_resources, provider)
+                                       else "; no earlier snapshot")
         outcomes.append(StepOutcome(f"prices {provider}", result.success, seconds, detail))
         progress(f"prices {provider}: {'ok' if result.success else 'FAILED'} in {seconds:.1f}s; {detail}")
     return outcomes
+
+
+def _has_snapshot(resources: dict, provider: str) -> bool:
+    """Whether an earlier snapshot of `provider` stays current (so the failure message is true)."""
+    from .staging import staged_files
+
+    base = resources["warehouse_location"].path()
+    return any(path.name.startswith(f"{provider}-") for path in staged_files("cloud_prices", base))

@@ -6,6 +6,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+import duckdb
+
 from .paths import builds_dir, published_db, warehouse_dir
 from .staging import atomic_write
 from .warehouse import read_published_info
@@ -13,11 +15,14 @@ from .warehouse import read_published_info
 LAST_REFRESH = "last_refresh.json"
 
 
-def record_refresh_outcome(base: Path | None, ok: bool, detail: str) -> Path:
-    """Remember the last refresh's outcome (written atomically: status may read it at any time)."""
+def record_refresh_outcome(base: Path | None, ok: bool, detail: str, *, steps: list[dict] | None = None,
+                           published: bool | None = None) -> Path:
+    """Remember the last refresh's outcome (written atomically: status may read it at any time).
+    `detail` is the summary as printed; `steps` the same as data (name, ok, seconds, detail)."""
     directory = builds_dir(base)
     directory.mkdir(parents=True, exist_ok=True)
-    record = {"ok": ok, "detail": detail, "at": datetime.now(timezone.utc).isoformat()}
+    record = {"ok": ok, "at": datetime.now(timezone.utc).isoformat(), "published": published,
+              "steps": steps or [], "detail": detail}
     return atomic_write(directory / LAST_REFRESH, lambda tmp: tmp.write_text(json.dumps(record, indent=2)))
 
 
@@ -34,7 +39,6 @@ def published_info(base: Path | None = None) -> dict | None:
 
 def warehouse_status(base: Path | None = None) -> dict:
     """Build info, rounds and price snapshots read from the published file (read-only)."""
-    from .query import connect_readonly
     from .warehouse import list_builds
 
     base = (base or warehouse_dir()).resolve()
@@ -43,6 +47,16 @@ def warehouse_status(base: Path | None = None) -> dict:
               "rounds": [], "prices": {}}
     if not published_db(base).exists():
         return status
+    try:
+        _read_published(base, status)
+    except duckdb.Error as exc:  # a damaged file: show what is known without it
+        status["error"] = f"the published file does not open: {str(exc).splitlines()[0]}"
+    return status
+
+
+def _read_published(base: Path, status: dict) -> None:
+    from .query import connect_readonly
+
     with connect_readonly(published_db(base)) as con:
         names = {n for (n,) in con.execute("select table_name from information_schema.tables").fetchall()}
         if "_build_info" in names:
@@ -52,4 +66,3 @@ def warehouse_status(base: Path | None = None) -> dict:
         if "fct_cloud_price" in names:
             status["prices"] = dict(con.execute(
                 "select provider, max(fetched_at)::varchar from fct_cloud_price group by 1 order by 1").fetchall())
-    return status

@@ -159,7 +159,9 @@ def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUI
     out_dir.mkdir(parents=True, exist_ok=True)
     build_path = ensure_inside(out_dir / f"mlperf-{stamp}.duckdb", base)
     try:
-        con = duckdb.connect(str(build_path))
+        # Written in the v1.0.0 storage format, which every DuckDB 1.x client (the duckdb-cli on PyPI,
+        # BI drivers) can open; DuckDB 2.x's own format would shut them all out.
+        con = duckdb.connect(str(build_path), config={"storage_compatibility_version": "v1.0.0"})
         try:
             _load_raw(con, base)
             load_seeds(con)

@@ -1,6 +1,6 @@
 -- One row per timeline event of a result log, in log order, with its offset from run_start.
 select
-    events.*,
+    events.* replace (try_cast(events.samples_count as bigint) as samples_count),  -- a count
     (events.time_ms - runs.run_start_ms) / 1000.0 as seconds_since_run_start
 from stg_mlperf_events as events
 left join stg_mlperf_runs as runs using (run_file, round)

@@ -16,7 +16,7 @@ select
     runs.run_start_ms,
     runs.run_stop_ms,
     runs.time_to_train_minutes,
-    runs.global_batch_size,
+    try_cast(runs.global_batch_size as bigint) as global_batch_size,  -- a count: whole in every log
     runs.samples_to_converge,
     runs.seed,
     runs.steady_state_throughput,
