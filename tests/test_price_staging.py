@@ -13,7 +13,7 @@ def _row(**overrides):
         "provider": "azure", "sku": "Standard_ND96isr_H100_v5", "region": "eastus", "pricing_model": "on_demand",
         "accelerator": "nvidia-h100-sxm-80gb", "accelerators_per_instance": 8, "price_per_hour_usd": 98.32,
         "price_per_accelerator_hour_usd": 12.29, "effective_date": date(2026, 9, 1), "currency": "USD",
-        "unit": "1 Hour", "source_url": "http://127.0.0.1/api/retail/prices", "raw_ref": "meter-1",
+        "unit": "1 Hour", "source_url": "http://127.0.0.1/api/retail/prices", "raw_ref": "meter-1", "price_source": "api",
     }
     return row | overrides
 
