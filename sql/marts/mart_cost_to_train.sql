@@ -5,6 +5,7 @@
 -- Where a price came from (`price_source`): a provider's own API beats the curated list, which beats
 -- the SkyPilot catalog, per provider, accelerator and pricing model; so a catalog row never replaces
 -- an API row and no result is costed twice by one provider for one offer.
+-- Catalog offers are collapsed to one per provider, accelerator, region and pricing model.
 -- `is_native_cloud`: the submitter is the price's cloud (the rule: pipelines/lib/prices/cloud_providers.csv,
 -- the same table pipelines.lib.prices.clouds reads). `perf_per_dollar` is trainings per USD.
 with current_prices as (
@@ -19,9 +20,21 @@ with current_prices as (
     ) = 1
 ),
 
-prices as (
+-- The catalog lists one offer per instance size and zone (TPU v5p: 564 slice rows of one per-chip
+-- price): one catalog offer per provider, accelerator, region and pricing model, the cheapest
+-- accelerator-hour (ties: the largest instance, then the SKU name).
+catalog_collapsed as (
     select *
     from current_prices
+    qualify price_source <> 'catalog' or row_number() over (
+        partition by provider, accelerator, region, pricing_model, price_source
+        order by price_per_accelerator_hour_usd, accelerators_per_instance desc, sku
+    ) = 1
+),
+
+prices as (
+    select *
+    from catalog_collapsed
     qualify dense_rank() over (
         partition by provider, accelerator, pricing_model
         order by case price_source when 'api' then 1 when 'list' then 2 else 3 end
