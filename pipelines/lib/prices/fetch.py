@@ -20,6 +20,7 @@ from pipelines.lib.prices.azure import azure_next_page, is_repeating_link, parse
 from pipelines.lib.prices.curated import CURATED_CSV, load_curated_prices
 from pipelines.lib.prices.gcp import gcp_next_page_token, parse_gcp_skus
 from pipelines.lib.prices.normalize import PRICE_SCHEMA, ParsedPrices, concat_parsed, payload_text
+from pipelines.lib.prices.normalize import QUARANTINE_SCHEMA as PARSED_QUARANTINE_SCHEMA
 from pipelines.lib.prices.oci import parse_oci_products
 from pipelines.lib.staging import atomic_write, write_staged
 from pipelines.lib.validation import QUARANTINE_SCHEMA, validate_or_quarantine
@@ -199,7 +200,7 @@ def fetch_catalog(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPoli
         raise PriceFetchError("catalog: no vms.csv could be read: " + "; ".join(f["reason"] for f in failures))
     parsed = concat_parsed(parts, source="prices/catalog")
     if failures:
-        quarantine = pl.concat([parsed.quarantine, pl.DataFrame(failures, schema=QUARANTINE_SCHEMA, orient="row")])
+        quarantine = pl.concat([parsed.quarantine, pl.DataFrame(failures, schema=PARSED_QUARANTINE_SCHEMA, orient="row")])
         parsed = ParsedPrices(parsed.prices, quarantine, parsed.skipped_non_accelerator)
     return parsed, files
 
