@@ -190,6 +190,8 @@ def marts():
     con.execute("create table fct_training_result (round varchar, submitter varchar, system varchar, "
                 "benchmark varchar, division varchar, availability varchar, accelerator_count integer, "
                 "score_minutes double)")
+    # a result whose systems file was quarantined: no dim_system row
+    con.execute("insert into fct_training_result values ('v4.1', 'Acme', 'lost', 'gpt3', 'closed', null, null, 40.0)")
     for rnd, sub, system, acc, name, n, minutes in RESULTS:
         con.execute("insert into dim_system values (?, ?, ?, ?, ?, ?, 'cloud')", [rnd, sub, system, system, acc, name])
         con.execute("insert into fct_training_result values (?, ?, ?, 'gpt3', 'closed', 'available', ?, ?)",
@@ -240,6 +242,9 @@ def test_coverage_says_why_results_have_no_cost(marts):
         assert source in rtx["no_cost_reason"]
     cpu = got[("v4.1", "N/A")]
     assert not cpu["accelerator_is_mapped"] and "not mapped" in cpu["no_cost_reason"]
+    lost = got[("v4.1", "(no systems file)")]
+    assert not lost["has_system_file"] and lost["uncosted_results"] == 1
+    assert "no usable systems description" in lost["no_cost_reason"]
     total = marts.execute("select sum(costed_results) / sum(scored_results) from mart_cost_to_train_coverage "
                           "where round = 'v4.1'").fetchone()[0]
-    assert total == pytest.approx(2 / 4)
+    assert total == pytest.approx(2 / 5)

@@ -1,15 +1,16 @@
 -- How many scored results have a cost to train, and why the rest have none.
 -- Grain: one row per round and accelerator (the dim_accelerator key; the declared model name when
--- the systems file's accelerator maps to no key).
+-- the systems file's accelerator maps to no key; '(no systems file)' for results whose systems
+-- description is missing or was quarantined).
 -- Inputs: fct_training_result, dim_system, mart_cost_to_train, fct_cloud_price_current.
 -- `sources_searched` lists every price source of the current build (provider and price_source:
 -- api = the provider's price API, list = curated published list price, catalog = SkyPilot catalog),
 -- i.e. where a price was looked for; `priced_by` the ones that price this accelerator.
 with scored as (
     select r.round, r.submitter, r.system, r.benchmark, r.accelerator_count,
-        s.accelerator, s.accelerator_model_name
+        s.accelerator, s.accelerator_model_name, s.system is not null as has_system_file
     from fct_training_result as r
-    join dim_system as s using (round, submitter, system)
+    left join dim_system as s using (round, submitter, system)
     where r.score_minutes > 0
 ),
 
@@ -37,8 +38,12 @@ searched as (
 per_accelerator as (
     select
         s.round,
-        coalesce(s.accelerator, coalesce(s.accelerator_model_name, '(none declared)')) as accelerator,
+        case
+            when not s.has_system_file then '(no systems file)'
+            else coalesce(s.accelerator, s.accelerator_model_name, '(none declared)')
+        end as accelerator,
         s.accelerator is not null as accelerator_is_mapped,
+        s.has_system_file,
         count(*) as scored_results,
         count(c.round) as costed_results,
         count(*) filter (where c.round is null and s.accelerator is not null
@@ -52,6 +57,7 @@ select
     a.round,
     a.accelerator,
     a.accelerator_is_mapped,
+    a.has_system_file,
     a.scored_results,
     a.costed_results,
     a.scored_results - a.costed_results as uncosted_results,
@@ -59,6 +65,8 @@ select
     o.priced_by,
     case
         when a.costed_results = a.scored_results then null
+        when not a.has_system_file then
+            'no usable systems description (missing, or quarantined as not JSON): accelerator and count unknown'
         when not a.accelerator_is_mapped then
             'accelerator not mapped to a dim_accelerator key (CPU-only or unknown part): nothing to price'
         when o.priced_by is null then
