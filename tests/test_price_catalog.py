@@ -135,6 +135,8 @@ def test_a_missing_cloud_file_is_quarantined_and_the_rest_read(tmp_path):
             server.route(path, lambda *_: Reply(404, b"gone"))
         with pytest.raises(PriceFetchError, match="no vms.csv could be read"):
             fetch_catalog(server.url, tmp_path, POLICY, day=DAY2)
+        with pytest.raises(PriceFetchError, match="no catalog file known for \\['nowhere'\\]"):
+            fetch_catalog(server.url, tmp_path, POLICY, ("gcp", "nowhere"), day=DAY2)
 
 
 # --- one provider per cloud, native cloud, availability ------------------------------------------

@@ -331,3 +331,32 @@ def test_skypilot_subsets_through_the_catalog_parser():
 
     oci = parse_skypilot_vms_csv(shared("skypilot/oci_vms.subset.csv"), "oci")
     assert row(oci.prices, sku="BM.GPU4.8")["price_per_hour_usd"] == pytest.approx(24.4)
+
+
+def test_curated_rows_are_list_prices_of_their_cloud_with_the_figure_as_quoted(tmp_path):
+    result = load_curated_prices()
+    assert set(result.prices["price_source"]) == {"list"}
+    assert set(result.prices["provider"]) == {"gcp", "oci"}  # Google's list prices are provider gcp, not gcp-list
+    gb200 = row(result.prices, provider="oci", accelerator="nvidia-gb200")
+    assert gb200["price_per_accelerator_hour_usd"] == pytest.approx(16.0) and gb200["unit"] == "GPU Per Hour"
+    for accelerator, price in (("nvidia-gb300", 18.0), ("nvidia-b300", 15.0), ("amd-mi355x", 8.6)):
+        assert row(result.prices, accelerator=accelerator)["price_per_accelerator_hour_usd"] == pytest.approx(price)
+    import csv
+
+    with (FIXTURES.parents[2] / "pipelines/lib/prices/curated_list_prices.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert all(r["price_as_quoted"] and r["source_url"] and r["source_date"] for r in rows)
+    # each quote holds the figure of its row: "$4.2000 per chip-hour" or OCI's {"value": 16}
+    import re
+
+    for r in rows:
+        quoted = re.search(r'\$([0-9.]+)|"value": ([0-9.]+)', r["price_as_quoted"])
+        assert quoted, r["price_as_quoted"]
+        assert float(quoted.group(1) or quoted.group(2)) == pytest.approx(float(r["price_per_hour_usd"])), r
+    # an accelerator dim_accelerator does not know is quarantined, never a price
+    path = tmp_path / "curated.csv"
+    header = ",".join(rows[0].keys())
+    path.write_text(header + "\noci,OCI - Compute - GPU - X9,global,on_demand,nvidia-x9,1,9,USD,GPU Per Hour,"
+                    "2026-08-14,https://example.invalid,2026-08-22,9 USD,unknown part\n")
+    bad = load_curated_prices(path)
+    assert bad.prices.is_empty() and "not a dim_accelerator key" in reasons(bad.quarantine)[0]

@@ -123,7 +123,8 @@ def catalog_prices(context: dg.AssetExecutionContext, price_sources: PriceSource
     from pipelines.lib.prices.fetch import fetch_catalog
 
     return _run(context, "catalog", warehouse_location,
-                lambda raw, day: fetch_catalog(price_sources.catalog_url, raw, price_sources.policy(), day=day),
+                lambda raw, day: fetch_catalog(price_sources.catalog_url, raw, price_sources.policy(),
+                                               tuple(price_sources.catalog_clouds) or None, day=day),
                 price_sources.catalog_url.rstrip("/") + "/catalogs/")
 
 

@@ -15,6 +15,7 @@ class PriceSources(dg.ConfigurableResource):
     gcp_url: str = DEFAULT_GCP_URL
     oci_url: str = DEFAULT_OCI_URL
     catalog_url: str = DEFAULT_CATALOG_URL
+    catalog_clouds: list[str] = []  # SkyPilot catalog clouds to read; empty = every default cloud
     gcp_api_key: str = ""
     aws_regions: list[str] = ["us-east-1"]
     max_attempts: int = 5

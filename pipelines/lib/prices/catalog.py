@@ -37,13 +37,15 @@ from pipelines.lib.prices.normalize import ParsedPrices, PriceCollector
 
 DEFAULT_CATALOG_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master"
 # cloud → catalog schema version that has its vms.csv (Azure and OCI stopped at v6)
-CATALOG_CLOUDS: dict[str, str] = {
+CATALOG_VERSIONS: dict[str, str] = {
     "gcp": "v7", "azure": "v6", "oci": "v6", "lambda": "v7", "runpod": "v7", "nebius": "v7",
     "shadeform": "v7", "hyperbolic": "v7", "cudo": "v7", "primeintellect": "v7", "mithril": "v7",
-    "seeweb": "v7", "vast": "v7", "simplepod": "v7",
+    "seeweb": "v7", "vast": "v7", "simplepod": "v7", "aws": "v7",
 }
-# why not aws: the AWS Price List API is read directly (aws_prices); the catalog's AWS file is 2.4 MB
-# of pre-June-2025 prices. Add "aws": "v7" here to read it anyway.
+# The clouds read by default. why not aws: the AWS Price List API is read directly (aws_prices),
+# and the catalog's AWS file is 2.4 MB of pre-June-2025 prices; list it in PriceSources.catalog_clouds
+# to read it anyway.
+CATALOG_CLOUDS: tuple[str, ...] = tuple(c for c in CATALOG_VERSIONS if c != "aws")
 # why spot: Mithril sells by auction, so its `Price` is a market clearing price, not a list price.
 PRICING_MODEL_BY_CLOUD = {"mithril": "spot"}
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price")
@@ -54,7 +56,9 @@ UNSPECIFIED_REGION = "unspecified"
 
 def catalog_path(cloud: str) -> str:
     """The path of a cloud's vms.csv below the catalog base URL."""
-    return f"catalogs/{CATALOG_CLOUDS[cloud]}/{cloud}/vms.csv"
+    if cloud not in CATALOG_VERSIONS:
+        raise ValueError(f"no SkyPilot catalog file known for cloud {cloud!r} (known: {sorted(CATALOG_VERSIONS)})")
+    return f"catalogs/{CATALOG_VERSIONS[cloud]}/{cloud}/vms.csv"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import polars as pl
 
 from pipelines.lib.http import FetchError, RetryPolicy, fetch_to_file, get_json, make_session
 from pipelines.lib.prices.aws import aws_region_index_urls, parse_aws_offer_path
-from pipelines.lib.prices.catalog import CATALOG_CLOUDS, catalog_path, parse_skypilot_vms_csv
+from pipelines.lib.prices.catalog import CATALOG_CLOUDS, CATALOG_VERSIONS, catalog_path, parse_skypilot_vms_csv
 from pipelines.lib.prices.azure import azure_next_page, is_repeating_link, parse_azure_retail_pages
 from pipelines.lib.prices.curated import CURATED_CSV, load_curated_prices
 from pipelines.lib.prices.gcp import gcp_next_page_token, parse_gcp_skus
@@ -179,12 +179,16 @@ def fetch_catalog(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPoli
     the cause, and the other clouds are still read; only when every file fails is the fetch an error
     (so the previous catalog snapshot stays current).
     """
+    clouds = tuple(clouds or CATALOG_CLOUDS)
+    unknown = sorted(c for c in clouds if c not in CATALOG_VERSIONS)
+    if unknown:
+        raise PriceFetchError(f"catalog: no catalog file known for {unknown} (known: {sorted(CATALOG_VERSIONS)})")
     directory = provider_raw_dir(raw_root, "catalog", day or today())
     parts: list[ParsedPrices] = []
     files: list[Path] = []
     failures: list[dict[str, str]] = []
     with make_session() as session:
-        for cloud in clouds or tuple(CATALOG_CLOUDS):
+        for cloud in clouds:
             url = f"{_base(base_url)}/{catalog_path(cloud)}"
             try:
                 result = fetch_to_file(url, directory / f"{cloud}_vms.csv", policy=policy, session=session,
