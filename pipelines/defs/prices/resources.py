@@ -1,10 +1,11 @@
 import dagster as dg
 
+from pipelines.lib.prices.catalog import DEFAULT_CATALOG_URL
+
 DEFAULT_AZURE_URL = "https://prices.azure.com"
 DEFAULT_AWS_URL = "https://pricing.us-east-1.amazonaws.com"
 DEFAULT_GCP_URL = "https://cloudbilling.googleapis.com"
 DEFAULT_OCI_URL = "https://apexapps.oracle.com"
-from pipelines.lib.prices.catalog import DEFAULT_CATALOG_URL  # noqa: E402
 
 
 class PriceSources(dg.ConfigurableResource):

@@ -204,8 +204,8 @@ def fetch_catalog(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPoli
         raise PriceFetchError("catalog: no vms.csv could be read: " + "; ".join(f["reason"] for f in failures))
     parsed = concat_parsed(parts, source="prices/catalog")
     if failures:
-        quarantine = pl.concat([parsed.quarantine, pl.DataFrame(failures, schema=PARSED_QUARANTINE_SCHEMA, orient="row")])
-        parsed = ParsedPrices(parsed.prices, quarantine, parsed.skipped_non_accelerator)
+        lost = pl.DataFrame(failures, schema=PARSED_QUARANTINE_SCHEMA, orient="row")
+        parsed = ParsedPrices(parsed.prices, pl.concat([parsed.quarantine, lost]), parsed.skipped_non_accelerator)
     return parsed, files
 
 
