@@ -226,6 +226,7 @@ def test_api_beats_list_beats_catalog_and_no_offer_is_costed_twice(marts):
     assert set(h100) == {("azure", "api"), ("lambda", "catalog")}  # the catalog never replaces azure's API row
     assert h100[("azure", "api")]["price_per_accelerator_hour_usd"] == pytest.approx(12.29)
     assert not any(r["is_native_cloud"] for r in h100.values())
+    assert (h100[("azure", "api")]["provider_kind"], h100[("lambda", "catalog")]["provider_kind"]) == ("hyperscaler", "neocloud")
     for path in ("mart_cost_to_train_unique", "mart_cost_to_train_one_source", "mart_cost_to_train_native_tpu",
                  "mart_cost_to_train_positive", "cost_coverage_explained"):
         from pipelines.lib.paths import SQL_DIR
@@ -239,6 +240,7 @@ def test_coverage_says_why_results_have_no_cost(marts):
     assert got[("v4.0", "google-tpu-v4")]["priced_by"] == "gcp (catalog)"
     rtx = got[("v4.1", "nvidia-geforce-rtx-4090")]
     assert (rtx["scored_results"], rtx["costed_results"], rtx["uncosted_results"]) == (1, 0, 1)
+    assert rtx["uncosted_systems"] == "tinycorp/tinybox" and got[("v4.1", "google-tpu-v5p")]["uncosted_systems"] is None
     assert rtx["no_cost_reason"].startswith("no public price found for this accelerator; searched: ")
     for source in ("azure (api)", "azure (catalog)", "gcp (list)", "lambda (catalog)"):
         assert source in rtx["no_cost_reason"]

@@ -47,6 +47,13 @@ native_fragments as (
     where coalesce(trim(submitter_fragment), '') <> ''
 ),
 
+-- hyperscaler, neocloud or marketplace (resellers and auctions, whose prices are market snapshots)
+provider_kinds as (
+    select lower(trim(provider)) as provider, any_value(kind) as kind
+    from raw_cloud_provider_seed
+    group by 1
+),
+
 results as (
     select r.round, r.submitter, r.system, s.system_name, r.benchmark, r.division, r.availability,
         s.availability_category, s.accelerator, r.accelerator_count, r.score_minutes
@@ -84,6 +91,8 @@ select
     p.fetched_at,
     p.source_url,
     p.price_source,
-    r.availability_category
+    r.availability_category,
+    k.kind as provider_kind
 from results as r
 join prices as p on p.accelerator = r.accelerator
+left join provider_kinds as k on k.provider = lower(p.provider)

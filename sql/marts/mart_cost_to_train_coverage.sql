@@ -5,7 +5,8 @@
 -- Inputs: fct_training_result, dim_system, mart_cost_to_train, fct_cloud_price_current.
 -- `sources_searched` lists every price source of the current build (provider and price_source:
 -- api = the provider's price API, list = curated published list price, catalog = SkyPilot catalog),
--- i.e. where a price was looked for; `priced_by` the ones that price this accelerator.
+-- i.e. where a price was looked for; `priced_by` the ones that price this accelerator;
+-- `uncosted_systems` the submitter/system of every result left without a cost.
 with scored as (
     select r.round, r.submitter, r.system, r.benchmark, r.accelerator_count,
         s.accelerator, s.accelerator_model_name, s.system is not null as has_system_file
@@ -47,7 +48,9 @@ per_accelerator as (
         count(*) as scored_results,
         count(c.round) as costed_results,
         count(*) filter (where c.round is null and s.accelerator is not null
-            and coalesce(s.accelerator_count, 0) <= 0) as results_without_accelerator_count
+            and coalesce(s.accelerator_count, 0) <= 0) as results_without_accelerator_count,
+        string_agg(distinct s.submitter || '/' || s.system, ', ' order by s.submitter || '/' || s.system)
+            filter (where c.round is null) as uncosted_systems
     from scored as s
     left join costed as c using (round, submitter, system, benchmark)
     group by all
@@ -61,6 +64,7 @@ select
     a.scored_results,
     a.costed_results,
     a.scored_results - a.costed_results as uncosted_results,
+    a.uncosted_systems,
     a.costed_results / a.scored_results as cost_coverage,
     o.priced_by,
     case
