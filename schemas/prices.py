@@ -20,6 +20,7 @@ from pandera.engines import polars_engine as pe
 PRICING_MODELS = ["on_demand", "spot", "reserved_1y", "reserved_3y",
                   "savings_plan_1y", "savings_plan_3y", "cud_1y", "cud_3y"]
 MAX_PLAUSIBLE_PER_ACCELERATOR_HOUR_USD = 150.0
+PRICE_SOURCES = ["api", "list", "catalog"]
 
 
 class CloudPriceRow(pa.DataFrameModel):
@@ -36,6 +37,7 @@ class CloudPriceRow(pa.DataFrameModel):
     unit: pe.String
     source_url: pe.String = pa.Field(nullable=True)
     raw_ref: pe.String = pa.Field(str_length={"min_value": 1})
+    price_source: pe.String = pa.Field(isin=PRICE_SOURCES)
     fetched_at: Optional[Annotated[pl.Datetime, "us", "UTC"]] = pa.Field(nullable=True)
 
     @pa.dataframe_check(error="price_per_accelerator_hour_usd != price_per_hour_usd / accelerators_per_instance")

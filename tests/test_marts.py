@@ -43,7 +43,7 @@ PRICES = [
     # an older row for the same price option: must not fan out
     ("aws", "p5.48xlarge", "us-east-1", "on_demand", "nvidia-h100-sxm-80gb", 8, 120.00, "2026-01-01"),
     ("azure", "Standard_ND96isr_H100_v5", "eastus", "on_demand", "nvidia-h100-sxm-80gb", 8, 98.32, "2026-11-01"),
-    # a SkyPilot cross-check row: not a price option
+    # a SkyPilot catalog row for the same offer: never replaces the provider's own API row
     ("skypilot-aws", "p5.48xlarge", "us-east-1", "on_demand", "nvidia-h100-sxm-80gb", 8, 98.32, "2026-11-01"),
 ]
 
@@ -51,7 +51,7 @@ PRICES = [
 TYPES = {
     "dim_system": {"round": "varchar", "submitter": "varchar", "system": "varchar", "system_name": "varchar",
                    "division": "varchar", "accelerator_model_name": "varchar", "accelerator_count": "integer",
-                   "accelerator": "varchar"},
+                   "accelerator": "varchar", "availability_category": "varchar"},
     "fct_training_result": {"round": "varchar", "submitter": "varchar", "system": "varchar", "benchmark": "varchar",
                             "division": "varchar", "availability": "varchar", "accelerator_model_name": "varchar",
                             "accelerator_count": "integer", "score_minutes": "double", "samples_to_converge": "double"},
@@ -65,7 +65,7 @@ TYPES = {
                                 "pricing_model": "varchar", "accelerator": "varchar",
                                 "accelerators_per_instance": "integer", "price_per_hour_usd": "double",
                                 "price_per_accelerator_hour_usd": "double", "effective_date": "date",
-                                "fetched_at": "timestamp", "source_url": "varchar"},
+                                "fetched_at": "timestamp", "source_url": "varchar", "price_source": "varchar"},
 }
 
 
@@ -118,7 +118,8 @@ def build_fixture(con: duckdb.DuckDBPyConnection) -> None:
         for acc, peak in PEAK.items()
     ])
     prices = ([
-        {"provider": p, "sku": sku, "region": region, "pricing_model": model, "accelerator": acc,
+        {"provider": p.removeprefix("skypilot-"), "price_source": "catalog" if p.startswith("skypilot-") else "api",
+         "sku": sku, "region": region, "pricing_model": model, "accelerator": acc,
          "accelerators_per_instance": per, "price_per_hour_usd": hourly,
          "price_per_accelerator_hour_usd": hourly / per, "effective_date": eff,
          "fetched_at": f"{eff} 00:00:00", "source_url": f"https://example.invalid/{p}/{sku}"}

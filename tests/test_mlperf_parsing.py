@@ -121,12 +121,12 @@ def test_system_files_with_misspelled_keys_string_counts_and_free_text_availabil
     doc["division"] = "close"  # as a v1.0 submitter wrote it
     row = parse_system(json.dumps(doc).encode(), "Acme", "box")
     assert (row["accelerators_per_node"], row["number_of_nodes"], row["accelerator_count"]) == (8, 2, 16)
-    assert row["availability_category"] == "available_cloud"
+    assert row["availability_category"] == "cloud"
     assert row["division"] == "closed"
     assert "accelerator_per_node" in row["repaired_keys"]
     assert row["official_fields_missing"] == "accelerators_per_node"
     assert to_count("8.0") == 8 and to_count(" 16 ") == 16 and to_count("-") is None and to_count(2.5) is None
-    assert availability_category("RDI") == "rdi" and availability_category("Preview") == "preview"
+    assert availability_category("RDI") == "research" and availability_category("Preview") == "preview"
 
 
 def test_system_file_that_is_not_json_raises_a_clear_error():

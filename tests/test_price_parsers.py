@@ -304,28 +304,59 @@ def test_curated_list_prices():
 def test_curated_row_without_source_is_quarantined(tmp_path):
     path = tmp_path / "curated.csv"
     header = (FIXTURES.parents[2] / "pipelines/lib/prices/curated_list_prices.csv").read_text().splitlines()[0]
-    path.write_text(header + "\ngcp-list,tpu-v5e chip,us,on_demand,google-tpu-v5e,1,1.2,USD,chip-hour,2026-01-01,,,no source\n")
+    path.write_text(header + "\ngcp,tpu-v5e chip,us,on_demand,google-tpu-v5e,1,1.2,USD,chip-hour,2026-01-01,,,,no source\n")
     result = load_curated_prices(path)
     assert result.prices.is_empty() and "source" in reasons(result.quarantine)[0]
 
 
 @needs_shared
-def test_skypilot_traps():
+def test_skypilot_subsets_through_the_catalog_parser():
+    """The older SkyPilot subsets (../shared/prices/skypilot) read by the catalog parser: traps quarantined."""
     gcp = parse_skypilot_vms_csv(shared("skypilot/gcp_vms.subset.csv"), "gcp", file="gcp_vms.subset.csv")
     assert_valid(gcp)
     assert any("placeholder price 700.0" in r for r in reasons(gcp.quarantine))
     assert 700.0 not in gcp.prices["price_per_hour_usd"].to_list()
+    assert set(gcp.prices["provider"]) == {"gcp"} and set(gcp.prices["price_source"]) == {"catalog"}
     assert row(gcp.prices, sku="tpu-v5p-8", region="us-east5")["price_per_accelerator_hour_usd"] == pytest.approx(4.2)
     assert row(gcp.prices, sku="tpu-v6e-256", region="us-central1")["accelerators_per_instance"] == 256
-    assert not gcp.prices["sku"].str.starts_with("a3-").any()  # VM-only / GPU-only rows are not instance prices
 
     azure = parse_skypilot_vms_csv(shared("skypilot/azure_vms.subset.csv"), "azure")
     assert any("AcceleratorCount 12" in r for r in reasons(azure.quarantine))
     assert "Standard_ND96isr_H100_v5" not in azure.prices["sku"].to_list()
 
     aws = parse_skypilot_vms_csv(shared("skypilot/aws_vms.subset.csv"), "aws")
-    assert any("p5e.48xlarge" in r and "empty Price" in r for r in reasons(aws.quarantine))
+    assert any("p5e.48xlarge" in json.loads(p).get("InstanceType", "") and "no on-demand price" in r
+               for r, p in zip(reasons(aws.quarantine), aws.quarantine["payload"]))
     assert row(aws.prices, sku="p4de.24xlarge", region="us-east-1")["price_per_hour_usd"] == pytest.approx(40.96575)
 
     oci = parse_skypilot_vms_csv(shared("skypilot/oci_vms.subset.csv"), "oci")
     assert row(oci.prices, sku="BM.GPU4.8")["price_per_hour_usd"] == pytest.approx(24.4)
+
+
+def test_curated_rows_are_list_prices_of_their_cloud_with_the_figure_as_quoted(tmp_path):
+    result = load_curated_prices()
+    assert set(result.prices["price_source"]) == {"list"}
+    assert set(result.prices["provider"]) == {"gcp", "oci"}  # Google's list prices are provider gcp, not gcp-list
+    gb200 = row(result.prices, provider="oci", accelerator="nvidia-gb200")
+    assert gb200["price_per_accelerator_hour_usd"] == pytest.approx(16.0) and gb200["unit"] == "GPU Per Hour"
+    for accelerator, price in (("nvidia-gb300", 18.0), ("nvidia-b300", 15.0), ("amd-mi355x", 8.6)):
+        assert row(result.prices, accelerator=accelerator)["price_per_accelerator_hour_usd"] == pytest.approx(price)
+    import csv
+
+    with (FIXTURES.parents[2] / "pipelines/lib/prices/curated_list_prices.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert all(r["price_as_quoted"] and r["source_url"] and r["source_date"] for r in rows)
+    # each quote holds the figure of its row: "$4.2000 per chip-hour" or OCI's {"value": 16}
+    import re
+
+    for r in rows:
+        quoted = re.search(r'\$([0-9.]+)|"value": ([0-9.]+)', r["price_as_quoted"])
+        assert quoted, r["price_as_quoted"]
+        assert float(quoted.group(1) or quoted.group(2)) == pytest.approx(float(r["price_per_hour_usd"])), r
+    # an accelerator dim_accelerator does not know is quarantined, never a price
+    path = tmp_path / "curated.csv"
+    header = ",".join(rows[0].keys())
+    path.write_text(header + "\noci,OCI - Compute - GPU - X9,global,on_demand,nvidia-x9,1,9,USD,GPU Per Hour,"
+                    "2026-08-14,https://example.invalid,2026-08-22,9 USD,unknown part\n")
+    bad = load_curated_prices(path)
+    assert bad.prices.is_empty() and "not a dim_accelerator key" in reasons(bad.quarantine)[0]

@@ -13,7 +13,8 @@ import pytest
 
 from support.http_server import LoopbackServer, Reply, Status
 from support.price_site import (
-    AWS_OFFER, AZURE, DAY1, DAY2, GCP_COMPUTE, GCP_TPU, OCI, SHARED_PRICES, json_reply, serve_fixtures, shared,
+    AWS_OFFER, AZURE, DAY1, DAY2, GCP_COMPUTE, GCP_TPU, OCI, PRICE_URL_VARIABLES, SHARED_PRICES, json_reply,
+    serve_fixtures, shared,
 )
 
 from pipelines.defs.prices.assets import (
@@ -35,8 +36,7 @@ def site(tmp_path, monkeypatch):
     base.mkdir()
     monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", str(base))
     with LoopbackServer() as server:
-        for name in ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_BILLING_URL",
-                     "MLPERF_OCI_PRICES_URL"):
+        for name in PRICE_URL_VARIABLES:
             monkeypatch.setenv(name, server.url)
         monkeypatch.setenv("MLPERF_GCP_API_KEY", "test-key")
         serve_fixtures(server)
@@ -75,8 +75,11 @@ def test_all_providers_end_to_end(site, capsys):
     assert row["snapshot"] == f"azure-{DAY2}"
     assert row["source_url"].startswith(server.url + AZURE)
 
-    providers = set(query(base, "select distinct provider from fct_cloud_price_current")["provider"])
-    assert {"azure", "aws", "gcp", "oci", "gcp-list"} <= providers
+    sources = query(base, "select distinct provider, price_source from fct_cloud_price_current")
+    sources = set(zip(sources["provider"], sources["price_source"]))
+    assert {("azure", "api"), ("aws", "api"), ("gcp", "api"), ("oci", "api"), ("gcp", "list"), ("oci", "list"),
+            ("gcp", "catalog"), ("lambda", "catalog"), ("runpod", "catalog")} <= sources
+    assert not any(provider.endswith("-list") or provider.startswith("skypilot") for provider, _ in sources)
     p5 = query(base, "select * from fct_cloud_price_current where provider='aws' and sku='p5.48xlarge' "
                      "and region='us-east-1' and pricing_model='on_demand'")
     assert p5["price_per_hour_usd"].to_list() == [pytest.approx(55.04)]
@@ -103,7 +106,7 @@ def test_all_providers_end_to_end(site, capsys):
     # the CLI's cheapest-per-provider query
     from pipelines.cli import main
 
-    assert main(["prices", "--accelerator", "H100", "--warehouse-dir", str(base)]) == 0
+    assert main(["prices", "--accelerator", "nvidia-h100-sxm-80gb", "--warehouse-dir", str(base)]) == 0
     out = capsys.readouterr().out
     assert "Standard_ND96isr_H100_v5" in out and "12.29" in out and "BM.GPU.H100.8" in out
 
@@ -204,7 +207,8 @@ def test_refresh_prices_one_failure_does_not_stop_others(site):
                               {"warehouse_location": WarehouseLocation(directory=str(base))},
                               day=DAY2, price_sources=price_sources_from_env(max_attempts=2, backoff_seconds=0.01))
     by_name = {o.name: o for o in outcomes}
-    assert set(by_name) == {"prices azure", "prices aws", "prices gcp", "prices oci", "prices curated"}
+    assert set(by_name) == {"prices azure", "prices aws", "prices gcp", "prices oci", "prices curated",
+                            "prices catalog"}
     assert not by_name["prices oci"].ok and "404" in by_name["prices oci"].detail
     assert all(o.ok for n, o in by_name.items() if n != "prices oci")
 
@@ -218,7 +222,8 @@ def test_full_refresh_publishes_when_one_provider_fails_keeping_its_last_snapsho
     summary = refresh([], prices=True, backoff_seconds=0.01)
     assert not summary.ok and summary.published, summary.render()
     assert "previous data kept for: prices oci" in summary.render()
-    current = query(base, "select provider, min(snapshot) as snapshot from fct_cloud_price_current group by 1")
+    current = query(base, "select provider, min(snapshot) as snapshot from fct_cloud_price_current "
+                          "where price_source = 'api' group by 1")
     snapshots = dict(zip(current["provider"], current["snapshot"]))
     assert snapshots["oci"] == f"oci-{DAY1}"
     assert snapshots["azure"] != f"azure-{DAY1}"  # today's snapshot

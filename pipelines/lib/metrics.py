@@ -81,20 +81,9 @@ def mfu(
     return achieved / available
 
 
-# provider → submitter name fragments that mean "the cloud's own submission" (lower case)
-NATIVE_CLOUD_SUBMITTERS: dict[str, tuple[str, ...]] = {
-    "gcp": ("google",),
-    "azure": ("microsoft", "azure"),
-    "oci": ("oracle",),
-    "aws": ("amazon", "aws"),
-}
-
-
-def is_native_cloud(submitter: str, provider: str) -> bool:
-    """A submission from a cloud provider on its own cloud (mirrors mart_cost_to_train)."""
-    sub, prov = (submitter or "").lower(), (provider or "").lower()
-    fragments = NATIVE_CLOUD_SUBMITTERS.get(prov, (prov,))
-    return any(f and f in sub for f in fragments)
+# The native-cloud rule has one definition: pipelines/lib/prices/cloud_providers.csv (also the seed
+# mart_cost_to_train reads), applied by pipelines.lib.prices.clouds.
+from pipelines.lib.prices.clouds import is_native_cloud  # noqa: E402,F401
 
 
 @dataclass(frozen=True)

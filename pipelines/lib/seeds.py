@@ -10,12 +10,14 @@ from pathlib import Path
 import duckdb
 
 from .accelerators import ACCELERATORS_CSV
+from .prices.clouds import CLOUD_PROVIDERS_CSV
 
 _HERE = Path(__file__).resolve().parent
 
 SEED_TABLES: dict[str, Path] = {
     "benchmark_seed": _HERE / "benchmarks.csv",
     "accelerator_seed": ACCELERATORS_CSV,
+    "cloud_provider_seed": CLOUD_PROVIDERS_CSV,
 }
 
 

@@ -1,4 +1,6 @@
--- Price history: one row per price key and snapshot. A key is (provider, sku, region, pricing_model).
+-- Price history: one row per price key and snapshot. A key is (provider, sku, region,
+-- pricing_model, price_source): a provider's API row and a catalog row for the same SKU are
+-- separate prices, never one overwriting the other.
 select
     provider,
     sku,
@@ -12,5 +14,6 @@ select
     fetched_at,
     source_url,
     raw_ref,
-    snapshot
+    snapshot,
+    price_source
 from stg_cloud_prices

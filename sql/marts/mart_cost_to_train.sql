@@ -1,25 +1,62 @@
 -- What one official training run costs at each current price option of the system's accelerator:
--- score (hours) × accelerator count × price per accelerator-hour. One row per result and price
--- option (provider, sku, region, pricing_model); `perf_per_dollar` is trainings per USD.
--- `is_native_cloud`: the submitter is the price's cloud (Google on gcp, Microsoft/Azure on azure,
--- Oracle on oci, Amazon/AWS on aws; otherwise the provider's name appears in the submitter's).
--- SkyPilot cross-check rows (provider `skypilot-<cloud>`) are left out.
-with prices as (
+-- score (hours) × accelerator count × price per accelerator-hour.
+-- Grain: one row per scored result and price option (provider, sku, region, pricing_model).
+-- Inputs: fct_training_result, dim_system, fct_cloud_price_current, raw_cloud_provider_seed.
+-- Where a price came from (`price_source`): a provider's own API beats the curated list, which beats
+-- the SkyPilot catalog, per provider, accelerator and pricing model; so a catalog row never replaces
+-- an API row and no result is costed twice by one provider for one offer.
+-- Catalog offers are collapsed to one per provider, accelerator, region and pricing model.
+-- `is_native_cloud`: the submitter is the price's cloud (the rule: pipelines/lib/prices/cloud_providers.csv,
+-- the same table pipelines.lib.prices.clouds reads). `perf_per_dollar` is trainings per USD.
+with current_prices as (
     select *
     from fct_cloud_price_current
     where price_per_accelerator_hour_usd > 0
         and accelerator is not null
-        -- SkyPilot catalog rows are a cross-check of the providers' own prices, not a price option
-        and provider not like 'skypilot-%'
+    -- one row per price key even if the input holds older rows of the same key
     qualify row_number() over (
-        partition by provider, sku, region, pricing_model, accelerator
+        partition by provider, sku, region, pricing_model, price_source
         order by effective_date desc nulls last, fetched_at desc nulls last, price_per_accelerator_hour_usd
     ) = 1
 ),
 
+-- The catalog lists one offer per instance size and zone (TPU v5p: 564 slice rows of one per-chip
+-- price): one catalog offer per provider, accelerator, region and pricing model, the cheapest
+-- accelerator-hour (ties: the largest instance, then the SKU name).
+catalog_collapsed as (
+    select *
+    from current_prices
+    qualify price_source <> 'catalog' or row_number() over (
+        partition by provider, accelerator, region, pricing_model, price_source
+        order by price_per_accelerator_hour_usd, accelerators_per_instance desc, sku
+    ) = 1
+),
+
+prices as (
+    select *
+    from catalog_collapsed
+    qualify dense_rank() over (
+        partition by provider, accelerator, pricing_model
+        order by case price_source when 'api' then 1 when 'list' then 2 else 3 end
+    ) = 1
+),
+
+native_fragments as (
+    select lower(trim(provider)) as provider, lower(trim(submitter_fragment)) as fragment
+    from raw_cloud_provider_seed
+    where coalesce(trim(submitter_fragment), '') <> ''
+),
+
+-- hyperscaler, neocloud or marketplace (resellers and auctions, whose prices are market snapshots)
+provider_kinds as (
+    select lower(trim(provider)) as provider, any_value(kind) as kind
+    from raw_cloud_provider_seed
+    group by 1
+),
+
 results as (
     select r.round, r.submitter, r.system, s.system_name, r.benchmark, r.division, r.availability,
-        s.accelerator, r.accelerator_count, r.score_minutes
+        s.availability_category, s.accelerator, r.accelerator_count, r.score_minutes
     from fct_training_result as r
     join dim_system as s using (round, submitter, system)
     where r.score_minutes > 0 and r.accelerator_count > 0 and s.accelerator is not null
@@ -46,15 +83,16 @@ select
     r.score_minutes / 60.0 * r.accelerator_count * p.price_per_accelerator_hour_usd as cost_to_train_usd,
     1.0 / (r.score_minutes / 60.0 * r.accelerator_count * p.price_per_accelerator_hour_usd) as perf_per_dollar,
     r.score_minutes / 60.0 * r.accelerator_count as accelerator_hours,
-    case lower(p.provider)
-        when 'gcp' then lower(r.submitter) like '%google%'
-        when 'azure' then lower(r.submitter) like '%microsoft%' or lower(r.submitter) like '%azure%'
-        when 'oci' then lower(r.submitter) like '%oracle%'
-        when 'aws' then lower(r.submitter) like '%amazon%' or lower(r.submitter) like '%aws%'
-        else lower(r.submitter) like '%' || lower(p.provider) || '%'
-    end as is_native_cloud,
+    exists (
+        select 1 from native_fragments as n
+        where n.provider = lower(p.provider) and contains(lower(r.submitter), n.fragment)
+    ) as is_native_cloud,
     p.effective_date,
     p.fetched_at,
-    p.source_url
+    p.source_url,
+    p.price_source,
+    r.availability_category,
+    k.kind as provider_kind
 from results as r
 join prices as p on p.accelerator = r.accelerator
+left join provider_kinds as k on k.provider = lower(p.provider)

@@ -1,6 +1,16 @@
--- Every fetched price snapshot, typed.
+-- Every fetched price snapshot, typed. Grain: one row per price key and snapshot.
+-- Input: raw_cloud_prices (one staged file per price source and fetch day).
+-- Snapshots staged before `price_source` existed lack the column (union by name fills NULL):
+-- those rows are read as the provider API's, except the curated `gcp-list` rows, which are Google
+-- list prices (provider `gcp`, price_source `list`): one provider name per cloud.
+with typed as (
+    select * from raw_cloud_prices
+    union all by name
+    select null::varchar as price_source where false
+)
+
 select
-    provider,
+    case when provider = 'gcp-list' then 'gcp' else provider end as provider,
     sku,
     region,
     pricing_model,
@@ -14,5 +24,6 @@ select
     currency,
     unit,
     source_url,
-    raw_ref
-from raw_cloud_prices
+    raw_ref,
+    coalesce(price_source, case when provider like '%-list' then 'list' else 'api' end) as price_source
+from typed

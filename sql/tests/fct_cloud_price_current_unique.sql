@@ -1,4 +1,4 @@
-select provider, sku, region, pricing_model, count(*) as n
+select provider, sku, region, pricing_model, price_source, count(*) as n
 from fct_cloud_price_current
 group by all
 having count(*) > 1

@@ -8,9 +8,11 @@ from pathlib import Path
 from support.http_server import LoopbackServer, Reply
 
 PRICE_URL_VARIABLES = ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_BILLING_URL",
-                       "MLPERF_OCI_PRICES_URL")
+                       "MLPERF_OCI_PRICES_URL", "MLPERF_PRICE_CATALOG_URL")
 
 SHARED_PRICES = Path(__file__).resolve().parents[3] / "shared" / "prices"
+# The SkyPilot catalog fixtures sit at the repository's own paths: catalogs/<v7|v6>/<cloud>/vms.csv
+CATALOG_ROOT = SHARED_PRICES / "skypilot-catalog"
 
 DAY1, DAY2 = "2026-11-28", "2026-11-29"
 AZURE = "/api/retail/prices"
@@ -29,6 +31,21 @@ def json_reply(body: bytes) -> Reply:
     return Reply(200, body, {"Content-Type": "application/json"})
 
 
+def csv_reply(body: bytes) -> Reply:
+    return Reply(200, body, {"Content-Type": "text/plain; charset=utf-8"})
+
+
+def catalog_paths() -> list[str]:
+    """URL paths of every catalog fixture (`/catalogs/v7/gcp/vms.csv`, ...)."""
+    return sorted("/" + p.relative_to(CATALOG_ROOT).as_posix() for p in CATALOG_ROOT.glob("catalogs/*/*/vms.csv"))
+
+
+def serve_catalog(server: LoopbackServer) -> None:
+    for path in catalog_paths():
+        body = (CATALOG_ROOT / path.lstrip("/")).read_bytes()
+        server.route(path, lambda *_, body=body: csv_reply(body))
+
+
 def serve_fixtures(server: LoopbackServer, azure_page2: bytes | None = None) -> None:
     page1 = shared("azure_retail_prices_page1.json").replace(b"https://prices.azure.com:443", server.url.encode())
     page2 = azure_page2 or shared("azure_retail_prices_page2.json")
@@ -39,3 +56,4 @@ def serve_fixtures(server: LoopbackServer, azure_page2: bytes | None = None) -> 
     server.route(GCP_COMPUTE, lambda *_: json_reply(shared("gcp_billing_skus_compute_gpu.json")))
     server.route(GCP_TPU, lambda *_: json_reply(shared("gcp_billing_skus_tpu.json")))
     server.route(OCI, lambda *_: json_reply(shared("oci_products.json")))
+    serve_catalog(server)

@@ -112,4 +112,20 @@ def curated_prices(context: dg.AssetExecutionContext, warehouse_location: Wareho
                 str(CURATED_CSV.name))
 
 
-PRICE_ASSETS = [azure_prices, aws_prices, gcp_prices, oci_prices, curated_prices]
+@dg.asset(**_COMMON, kinds={"csv", "parquet"},
+          description="The public SkyPilot catalog (skypilot-org/skypilot-catalog): catalogs/v7/<cloud>/vms.csv "
+          "(v6 for Azure and OCI) for GCP, Azure, OCI and the neoclouds (Lambda, RunPod, Nebius, ...), parsed by "
+          "header name. Rows are price_source 'catalog' of their cloud and never replace a provider's own API "
+          "row; placeholders, swapped columns, GPU-only and unmapped rows are quarantined. Base URL: "
+          "MLPERF_PRICE_CATALOG_URL.")
+def catalog_prices(context: dg.AssetExecutionContext, price_sources: PriceSources,
+                   warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
+    from pipelines.lib.prices.fetch import fetch_catalog
+
+    return _run(context, "catalog", warehouse_location,
+                lambda raw, day: fetch_catalog(price_sources.catalog_url, raw, price_sources.policy(),
+                                               tuple(price_sources.catalog_clouds) or None, day=day),
+                price_sources.catalog_url.rstrip("/") + "/catalogs/")
+
+
+PRICE_ASSETS = [azure_prices, aws_prices, gcp_prices, oci_prices, curated_prices, catalog_prices]

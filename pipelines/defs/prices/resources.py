@@ -1,5 +1,7 @@
 import dagster as dg
 
+from pipelines.lib.prices.catalog import DEFAULT_CATALOG_URL
+
 DEFAULT_AZURE_URL = "https://prices.azure.com"
 DEFAULT_AWS_URL = "https://pricing.us-east-1.amazonaws.com"
 DEFAULT_GCP_URL = "https://cloudbilling.googleapis.com"
@@ -13,6 +15,8 @@ class PriceSources(dg.ConfigurableResource):
     aws_url: str = DEFAULT_AWS_URL
     gcp_url: str = DEFAULT_GCP_URL
     oci_url: str = DEFAULT_OCI_URL
+    catalog_url: str = DEFAULT_CATALOG_URL
+    catalog_clouds: list[str] = []  # SkyPilot catalog clouds to read; empty = every default cloud
     gcp_api_key: str = ""
     aws_regions: list[str] = ["us-east-1"]
     max_attempts: int = 5
@@ -34,6 +38,7 @@ def price_sources_from_env(**overrides) -> PriceSources:
         aws_url=dg.EnvVar("MLPERF_AWS_PRICING_URL").get_value(DEFAULT_AWS_URL) or DEFAULT_AWS_URL,
         gcp_url=dg.EnvVar("MLPERF_GCP_BILLING_URL").get_value(DEFAULT_GCP_URL) or DEFAULT_GCP_URL,
         oci_url=dg.EnvVar("MLPERF_OCI_PRICES_URL").get_value(DEFAULT_OCI_URL) or DEFAULT_OCI_URL,
+        catalog_url=dg.EnvVar("MLPERF_PRICE_CATALOG_URL").get_value(DEFAULT_CATALOG_URL) or DEFAULT_CATALOG_URL,
         gcp_api_key=dg.EnvVar("MLPERF_GCP_API_KEY").get_value("") or "",
     )
     return PriceSources(**(values | overrides))

@@ -29,12 +29,15 @@ OFFICIAL_REQUIRED = (
     "accelerator_model_name", "accelerators_per_node", "framework", "hw_notes", "sw_notes",
 )
 
+# Availability status text → category (first match wins). A plain "available" says nothing about
+# where; from a cloud provider (Google Cloud TPU v1.1/v2.0, Azure, Oracle) it means rentable in
+# that cloud, so `availability_category` classes it `cloud`; from anyone else, `on-premise`.
 _AVAILABILITY = [
-    (re.compile(r"on[\s_-]*prem|available on|^available$|^onprem", re.I), "available_on_premise"),
-    (re.compile(r"cloud", re.I), "available_cloud"),
+    (re.compile(r"on[\s_-]*prem|available on|^onprem", re.I), "on-premise"),
+    (re.compile(r"cloud", re.I), "cloud"),
     (re.compile(r"preview", re.I), "preview"),
-    (re.compile(r"research|rdi|internal|development", re.I), "rdi"),
-    (re.compile(r"available", re.I), "available_on_premise"),
+    (re.compile(r"research|rdi|internal|development", re.I), "research"),
+    (re.compile(r"available", re.I), "available"),  # resolved by submitter below
 ]
 
 
@@ -67,11 +70,20 @@ def normalize_division(value) -> str | None:
     return text or None
 
 
-def availability_category(status: str | None) -> str | None:
+def availability_category(status: str | None, submitter: str | None = None) -> str | None:
+    """`cloud`, `on-premise`, `preview`, `research` (or `unknown`) from the systems file's status.
+
+    A bare "available" is `cloud` when the submitter is a cloud provider (the rule and the list of
+    cloud submitters are `pipelines/lib/prices/cloud_providers.csv`), else `on-premise`.
+    """
     if not status:
         return None
     for pattern, category in _AVAILABILITY:
         if pattern.search(status):
+            if category == "available":
+                from pipelines.lib.prices.clouds import cloud_of_submitter
+
+                return "cloud" if cloud_of_submitter(submitter) else "on-premise"
             return category
     return "unknown"
 
@@ -189,7 +201,7 @@ def parse_system(data: bytes, submitter: str, system: str) -> dict:
         "submitter_declared": _text(fields.get("submitter")),
         "division": normalize_division(fields.get("division")),
         "availability": status,
-        "availability_category": availability_category(status),
+        "availability_category": availability_category(status, submitter),
         "accelerator_model_name": _text(fields.get("accelerator_model_name")),
         "accelerators_per_node": per_node,
         "number_of_nodes": nodes,

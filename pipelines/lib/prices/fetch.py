@@ -13,18 +13,20 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.lib.http import RetryPolicy, fetch_to_file, get_json, make_session
+from pipelines.lib.http import FetchError, RetryPolicy, fetch_to_file, get_json, make_session
 from pipelines.lib.prices.aws import aws_region_index_urls, parse_aws_offer_path
+from pipelines.lib.prices.catalog import CATALOG_CLOUDS, CATALOG_VERSIONS, catalog_path, parse_skypilot_vms_csv
 from pipelines.lib.prices.azure import azure_next_page, is_repeating_link, parse_azure_retail_pages
 from pipelines.lib.prices.curated import CURATED_CSV, load_curated_prices
 from pipelines.lib.prices.gcp import gcp_next_page_token, parse_gcp_skus
-from pipelines.lib.prices.normalize import PRICE_SCHEMA, ParsedPrices, concat_parsed
+from pipelines.lib.prices.normalize import PRICE_SCHEMA, ParsedPrices, concat_parsed, payload_text
+from pipelines.lib.prices.normalize import QUARANTINE_SCHEMA as PARSED_QUARANTINE_SCHEMA
 from pipelines.lib.prices.oci import parse_oci_products
 from pipelines.lib.staging import atomic_write, write_staged
 from pipelines.lib.validation import QUARANTINE_SCHEMA, validate_or_quarantine
 from schemas.prices import CloudPriceRow
 
-PROVIDERS = ("azure", "aws", "gcp", "oci", "curated")
+PROVIDERS = ("azure", "aws", "gcp", "oci", "curated", "catalog")
 
 AZURE_PATH = "/api/retail/prices"
 # GPU VM SKUs: the N-series families that carry accelerators (ND: training, NC: compute GPUs).
@@ -167,6 +169,44 @@ def fetch_curated(raw_root: Path, *, day: str | None = None, path: Path = CURATE
     directory = provider_raw_dir(raw_root, "curated", day or today())
     files = [_save(directory, Path(path).name, Path(path).read_bytes())]
     return load_curated_prices(path), files
+
+
+def fetch_catalog(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPolicy(),
+                  clouds: tuple[str, ...] | None = None, *, day: str | None = None) -> tuple[ParsedPrices, list[Path]]:
+    """The SkyPilot catalog: `{base}/catalogs/{v7|v6}/{cloud}/vms.csv` per cloud, kept as fetched.
+
+    One cloud's file failing (HTTP error, not a vms.csv) becomes a quarantine row naming the URL and
+    the cause, and the other clouds are still read; only when every file fails is the fetch an error
+    (so the previous catalog snapshot stays current).
+    """
+    clouds = tuple(clouds or CATALOG_CLOUDS)
+    unknown = sorted(c for c in clouds if c not in CATALOG_VERSIONS)
+    if unknown:
+        raise PriceFetchError(f"catalog: no catalog file known for {unknown} (known: {sorted(CATALOG_VERSIONS)})")
+    directory = provider_raw_dir(raw_root, "catalog", day or today())
+    parts: list[ParsedPrices] = []
+    files: list[Path] = []
+    failures: list[dict[str, str]] = []
+    with make_session() as session:
+        for cloud in clouds:
+            url = f"{_base(base_url)}/{catalog_path(cloud)}"
+            try:
+                result = fetch_to_file(url, directory / f"{cloud}_vms.csv", policy=policy, session=session,
+                                       conditional=False)
+                files.append(result.path)
+                parts.append(parse_skypilot_vms_csv(result.path.read_bytes(), cloud,
+                                                    file=catalog_path(cloud), source_url=url))
+            except (FetchError, ValueError) as error:
+                failures.append({"source": "prices/catalog", "file": catalog_path(cloud), "record": url,
+                                 "reason": f"catalog file for {cloud} not read: {error}",
+                                 "payload": payload_text({"cloud": cloud, "url": url})})
+    if not parts:
+        raise PriceFetchError("catalog: no vms.csv could be read: " + "; ".join(f["reason"] for f in failures))
+    parsed = concat_parsed(parts, source="prices/catalog")
+    if failures:
+        lost = pl.DataFrame(failures, schema=PARSED_QUARANTINE_SCHEMA, orient="row")
+        parsed = ParsedPrices(parsed.prices, pl.concat([parsed.quarantine, lost]), parsed.skipped_non_accelerator)
+    return parsed, files
 
 
 def stage_prices(provider: str, parsed: ParsedPrices, base: Path | None, day: str,

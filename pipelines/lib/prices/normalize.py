@@ -29,6 +29,7 @@ PRICE_SCHEMA: dict[str, pl.DataType] = {
     "unit": pl.String,
     "source_url": pl.String,
     "raw_ref": pl.String,
+    "price_source": pl.String,
 }
 QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String,
@@ -38,6 +39,11 @@ QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
     "payload": pl.String,
 }
 PRICE_KEY = ("provider", "sku", "region", "pricing_model")
+
+# Where a price came from: a provider's own price API, a curated published list price
+# (curated_list_prices.csv), or the public SkyPilot catalog. One provider name per cloud whatever
+# the source (Google is `gcp` for all three); marts prefer api over list over catalog.
+PRICE_SOURCES = ("api", "list", "catalog")
 
 PRICING_MODELS = (
     "on_demand", "spot", "reserved_1y", "reserved_3y",
@@ -115,10 +121,13 @@ def price_problem(price_per_hour: Any, accelerators: int | None, currency: str |
 class PriceCollector:
     """Collects price and quarantine rows for one raw file of one source."""
 
-    def __init__(self, source: str, file: str = "", source_url: str = ""):
+    def __init__(self, source: str, file: str = "", source_url: str = "", price_source: str = "api"):
+        if price_source not in PRICE_SOURCES:
+            raise ValueError(f"price_source {price_source!r} is not one of {PRICE_SOURCES}")
         self.source = source
         self.file = file
         self.source_url = source_url
+        self.price_source = price_source
         self.prices: list[dict[str, Any]] = []
         self.quarantined: list[dict[str, Any]] = []
         self.skipped_non_accelerator = 0
@@ -157,7 +166,7 @@ class PriceCollector:
             "price_per_accelerator_hour_usd": price / int(accelerators_per_instance),
             "effective_date": to_date(effective_date), "currency": currency, "unit": unit,
             "source_url": source_url if source_url is not None else self.source_url,
-            "raw_ref": raw_ref,
+            "raw_ref": raw_ref, "price_source": self.price_source,
         })
         return True
 
