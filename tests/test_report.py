@@ -245,7 +245,7 @@ def test_report_reads_marts_without_optional_columns(tmp_path):
     con = duckdb.connect(str(tmp_path / "wh.duckdb"))
     build_fixture(con)
     con.execute("alter table mart_scaling_efficiency drop column family_size")
-    con.execute("alter table mart_cost_to_train add column price_source varchar default 'list'")
+    con.execute("alter table mart_cost_to_train add column if not exists price_source varchar default 'list'")
     con.execute("drop table mart_utilization")
     rep = build_report(con, "v4.1", "gpt3", tmp_path / "out")
     con.close()
