@@ -58,5 +58,8 @@ select
     benchmark_logged,
     log_lines,
     mllog_lines,
-    parse_errors
+    parse_errors,
+    -- the training format the log states ('fp8', 'bf16', ...; NULL: not stated) and the line saying so
+    precision_logged,
+    precision_evidence
 from ranked

@@ -21,5 +21,7 @@ select
     throughput_unit,
     log_lines,
     mllog_lines,
-    parse_errors
+    parse_errors,
+    precision_logged,
+    precision_evidence
 from raw_mlperf_runs

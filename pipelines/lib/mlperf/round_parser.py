@@ -13,6 +13,7 @@ from pathlib import Path
 from . import compliance
 from .archive import iter_members
 from .mllog import MLP05, format_for_round, normalize_v05, parse_log
+from .precision import log_precision
 from .runs import run_facts
 from .systems import parse_system
 
@@ -84,6 +85,7 @@ def score_run(data: bytes, round_version: str, ruleset: str | None, events: dict
     else:  # no official rules for this generation: the run must start, stop and succeed
         passed, reason = _basic_rules(lines, len(log.errors))
     facts = run_facts(lines)
+    precision_logged, precision_evidence = log_precision(data)
     if events is not None:
         add_events(events, run_file, lines)
     drop_reason = None
@@ -97,6 +99,7 @@ def score_run(data: bytes, round_version: str, ruleset: str | None, events: dict
     if facts.run_start_ms is not None and facts.run_stop_ms is not None:
         minutes = (facts.run_stop_ms - facts.run_start_ms) / 60.0 / 1000.0
     row = asdict(facts)
+    row.update(precision_logged=precision_logged, precision_evidence=precision_evidence)
     row.update(
         passed_compliance=passed,
         drop_reason=drop_reason,

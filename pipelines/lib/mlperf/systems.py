@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+from .precision import system_precision
+
 # Misspellings seen in published systems files, mapped to the schema's key.
 _KEY_ALIASES = {
     "accelerator_per_node": "accelerators_per_node",
@@ -136,4 +138,5 @@ def parse_system(data: bytes, submitter: str, system: str) -> dict:
         # The official summarizer prints no row for a system whose file lacks one of these keys.
         "official_fields_missing": ",".join(k for k in OFFICIAL_REQUIRED if k not in raw_keys) or None,
         "repaired_keys": ",".join(repaired) or None,
+        **dict(zip(("precision_stated", "precision_evidence"), system_precision(doc))),
     }
