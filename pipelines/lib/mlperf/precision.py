@@ -36,23 +36,40 @@ _LOG_RULES: list[tuple[str, re.Pattern[bytes]]] = [
     ("bf16", re.compile(_LINE + _PREFIX + rb"precision[ \t]*[:=][ \t]*['\"]?(?:bf16|bfloat16)\b")),
     ("fp16", re.compile(_LINE + _PREFIX + rb"precision[ \t]*[:=][ \t]*['\"]?(?:fp16|16|float16|half)\b")),
 ]
-_CHEAP_FILTER = (b"fp8", b"fp4", b"precision")
+# Lines are found by plain substring search (fast on multi-MB logs); the rules then run on them.
+_TOKENS = (b"fp8", b"fp4", b"precision")
+
+
+def _candidate_lines(data: bytes) -> list[bytes]:
+    """The lines holding a token before the run starts, in file order, each once.
+
+    The training configuration is printed before `run_start` (in the shared rounds every statement
+    sits there, up to 2.4 MB into a log); what follows is training and evaluation output
+    ("Average Precision" ...). A log without `run_start` is read whole."""
+    run_start = data.find(b"run_start")
+    head = data if run_start < 0 else data[:run_start]
+    lowered = head.lower()
+    spans = set()
+    for token in _TOKENS:
+        at = lowered.find(token)
+        while at >= 0:
+            start = lowered.rfind(b"\n", 0, at) + 1
+            end = lowered.find(b"\n", at)
+            end = len(lowered) if end < 0 else end
+            spans.add((start, end))
+            at = lowered.find(token, end)
+    return [head[start:end] for start, end in sorted(spans)]
 
 
 def log_precision(data: bytes) -> tuple[str | None, str | None]:
     """(precision, the log line that states it) for one result log, or (None, None).
 
     precision is 'fp4', 'fp8', 'bf16' or 'fp16'."""
-    lowered = data.lower()
-    if not any(token in lowered for token in _CHEAP_FILTER):
-        return None, None
+    lines = _candidate_lines(data)
     for precision, pattern in _LOG_RULES:
-        found = pattern.search(data)
-        if found:
-            start = data.rfind(b"\n", 0, found.start()) + 1
-            end = data.find(b"\n", found.end())
-            line = data[start:end if end >= 0 else len(data)]
-            return precision, line.decode("latin-1").strip()[:300]
+        for line in lines:
+            if pattern.search(line):
+                return precision, line.decode("latin-1").strip()[:300]
     return None, None
 
 
