@@ -13,7 +13,7 @@ import pytest
 
 from pipelines.lib.accelerators import (
     ACCELERATORS_CSV, ALIASES_CSV, AcceleratorMatcher, ParsedName, default_matcher, match_cloud_sku,
-    match_mlperf_accelerator, parse_accelerator_name, read_aliases, read_catalog,
+    match_accelerator_name, match_mlperf_accelerator, parse_accelerator_name, read_aliases, read_catalog,
 )
 from schemas.prices import AcceleratorAliasRow, AcceleratorRow
 
@@ -306,3 +306,17 @@ def test_every_accelerator_of_the_shared_rounds_has_the_peaks_its_hardware_suppo
             missing.append(f"{key}: FP8")
     assert not missing
     assert len(used) >= 25
+
+
+@pytest.mark.parametrize(("name", "key"), [
+    ("A100", "nvidia-a100-sxm-40gb"), ("A100-80GB", "nvidia-a100-sxm-80gb"), ("A100-80G", "nvidia-a100-sxm-80gb"),
+    ("A100-80GB-SXM", "nvidia-a100-sxm-80gb"), ("A30", "nvidia-a30"), ("A10G", "nvidia-a10g"),
+    ("B200", "nvidia-b200"), ("H100", "nvidia-h100-sxm-80gb"), ("H100-MEGA", "nvidia-h100-sxm-80gb"),
+    ("H100-NVL", "nvidia-h100-nvl-94gb"), ("H100-SXM", "nvidia-h100-sxm-80gb"), ("H200", "nvidia-h200-141gb"),
+    ("H200-SXM", "nvidia-h200-141gb"), ("L4", "nvidia-l4"), ("L40", "nvidia-l40"), ("L40S", "nvidia-l40s"),
+    ("MI300X", "amd-mi300x"), ("T4", "nvidia-t4"), ("V100", "nvidia-v100-sxm2-16gb"),
+    ("V100-32G", "nvidia-v100-sxm2-32gb"), ("V100-32GB", "nvidia-v100-sxm2-32gb"), ("Trainium", "aws-trainium"),
+])
+def test_skypilot_accelerator_names(name, key):
+    """Every AcceleratorName of the SkyPilot catalog fixtures maps by the same rule."""
+    assert match_accelerator_name(name) == key
