@@ -125,6 +125,9 @@ def test_every_mlperf_accelerator_name_maps_or_is_deliberately_unmapped():
     ("NVIDIA H20", None, "nvidia-h20"),
     ("NVIDIA A100X", None, "nvidia-a100x"),
     ("NVIDIA H100 OAM", None, "nvidia-h100-oam"),  # a form factor we hold no row for
+    ("NVIDIA Grace Hopper Superchip", None, "nvidia-gh200"),
+    ("Intel(R) Arc(TM) Pro B60 Graphics", None, "intel-arc-pro-b60"),
+    ("Intel Data Center GPU Max 1550", None, "intel-gpu-max-1550"),
     # AMD
     ("AMD Instinct MI300X 192GB HBM3", None, "amd-mi300x"),
     ("AMD Instinct MI325X 256GB HBM3E DLC", None, "amd-mi325x"),

@@ -146,6 +146,7 @@ _NOT_ALNUM_AFTER = r"(?![A-Z0-9])"
 def _nvidia(text: str) -> str | None:
     rules = [
         (rf"{_NOT_ALNUM_BEFORE}(G[BH]\d{{3}})(?!\d)", lambda m: m[1]),                # GB200, GB300, GH200
+        (r"GRACE[\s-]*HOPPER", lambda m: "gh200"),                                     # "Grace Hopper Superchip"
         (r"RTX[\s-]*PRO[\s-]*(\d{4})", lambda m: f"rtx-pro-{m[1]}"),                  # RTX PRO 6000 (Blackwell)
         (r"RTX[\s-]*(A\d{4})", lambda m: f"rtx-{m[1]}"),                              # RTX A5000
         (r"RTX[\s-]*(\d{4})[\s-]*ADA", lambda m: f"rtx-{m[1]}-ada"),                  # RTX 6000 Ada
@@ -180,7 +181,10 @@ def _intel(text: str) -> str | None:
     if found:
         return {"205": "gaudi", "225": "gaudi2", "325": "gaudi3"}[found[1]]
     found = re.search(r"MAX[\s-]*(\d{4})", text)  # Data Center GPU Max 1550
-    return f"gpu-max-{found[1]}" if found else None
+    if found:
+        return f"gpu-max-{found[1]}"
+    found = re.search(r"ARC[\s-]*(PRO[\s-]*)?([AB]\d{2,3})", text)  # Arc Pro B60
+    return f"arc-{'pro-' if found[1] else ''}{found[2]}" if found else None
 
 
 def _google(text: str) -> str | None:
