@@ -19,6 +19,13 @@ RUN_START = b':::MLLOG {"key": "run_start", "value": null, "time_ms": 1}\n'
     (b"+ python train.py --fp8 --seed 1\n", "fp8"),
     (b"Namespace(batch_size=8, fp8=True, lr=0.1)\n", "fp8"),
     (b"config = {'fp8': True}\n", "fp8"),
+    # Nebius v5.0 llama31_405b: NeMo passes the format as a string
+    (b"[pretrain.py get_model_with_precision]: Passing the following values to llama config: {'fp8': 'e4m3', 'x': 1}\n",
+     "fp8"),
+    (b"TransformerConfig(num_layers=126, fp8='hybrid', fp8_margin=0)\n", "fp8"),
+    (b"TransformerConfig(num_layers=126, fp8=None, fp8_recipe='delayed')\n", None),
+    (b"  fp8: null\n  fp4: null\n  fp4_recipe: nvfp4\n", None),  # defaults printed, format off
+    (b"  fp4: nvfp4\n  fp8: hybrid\n", "fp4"),
     (b"INFO:root:precision: fp16\n", "fp16"),  # v1.0
     (b"    precision: 16-mixed\n", "fp16"),
     (b"  fp4: true\n", "fp4"),

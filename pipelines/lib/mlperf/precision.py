@@ -22,20 +22,32 @@ import re
 
 # Start of a log line: an optional rank prefix ("  3: ") and shell trace ("+ ").
 _LINE = rb"(?im)^[ \t]*(?:\d+:[ \t]*)?(?:\+[ \t]*)?"
-_TRUE = rb"(?:true|1|yes|on)\b"
 _PREFIX = rb"(?:[\w.:]*[ :])?"  # a logger prefix ("INFO:root:") or a parent key ("trainer.")
+
+# Values that switch a format on: NeMo/Megatron take a bool or the FP8 format ('hybrid', 'e4m3'),
+# FP4 its recipe ('nvfp4', 'mxfp4', 'e2m1'). `null`, `None`, `false`, `0` leave it off.
+_FP8_ON = rb"""['"]?(?:true|1|yes|on|hybrid|e4m3)\b"""
+_FP4_ON = rb"""['"]?(?:true|1|yes|on|nvfp4|mxfp4|e2m1)\b"""
+
+
+def _stated(key: bytes, on: bytes) -> list[re.Pattern[bytes]]:
+    """`key: on` (YAML), `--key` (command line), `key=on` (argparse/dataclass repr), `'key': on` (dict)."""
+    return [
+        re.compile(_LINE + key + rb"[ \t]*:[ \t]*" + on),
+        re.compile(rb"(?i)(?<![\w-])--(?:use[_-])?" + key + rb"(?![\w-])"),
+        re.compile(rb"(?i)[\s,(]" + key + rb"[ \t]*=[ \t]*" + on),
+        re.compile(rb"""(?i)['"]""" + key + rb"""['"][ \t]*:[ \t]*""" + on),
+    ]
+
 
 # (precision, pattern) in order of priority: a log that states FP8 GEMMs also prints `precision: bf16`.
 _LOG_RULES: list[tuple[str, re.Pattern[bytes]]] = [
-    ("fp4", re.compile(_LINE + rb"(?:nv|mx)?fp4[ \t]*:[ \t]*" + _TRUE)),
-    ("fp4", re.compile(rb"(?i)(?<![\w-])--(?:nv|mx)?fp4(?![\w-])")),
-    ("fp8", re.compile(_LINE + rb"fp8[ \t]*:[ \t]*(?:" + _TRUE + rb"|hybrid\b|e4m3\b)")),
-    ("fp8", re.compile(rb"(?i)(?<![\w-])--(?:use[_-])?fp8(?![\w-])")),
-    ("fp8", re.compile(rb"(?i)[\s,(]fp8[ \t]*=[ \t]*(?:true|1)\b")),
-    ("fp8", re.compile(rb"(?i)['\"]fp8['\"][ \t]*:[ \t]*(?:true|1)\b")),
+    *(("fp4", pattern) for pattern in _stated(rb"(?:nv|mx)?fp4", _FP4_ON)),
+    *(("fp8", pattern) for pattern in _stated(rb"fp8", _FP8_ON)),
     ("bf16", re.compile(_LINE + _PREFIX + rb"precision[ \t]*[:=][ \t]*['\"]?(?:bf16|bfloat16)\b")),
     ("fp16", re.compile(_LINE + _PREFIX + rb"precision[ \t]*[:=][ \t]*['\"]?(?:fp16|16|float16|half)\b")),
 ]
+
 # Lines are found by plain substring search (fast on multi-MB logs); the rules then run on them.
 _TOKENS = (b"fp8", b"fp4", b"precision")
 
