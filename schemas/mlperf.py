@@ -44,6 +44,7 @@ class MlperfRun(pa.DataFrameModel):
     throughput_unit: str = pa.Field(nullable=True)
     parse_errors: int = pa.Field(ge=0)
     log_sha256: str = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
+    precision_logged: str = pa.Field(nullable=True, isin=["fp4", "fp8", "bf16", "fp16"])
 
     @pa.dataframe_check
     def scored_runs_have_a_positive_time(cls, data: PolarsData) -> pl.LazyFrame:
@@ -67,6 +68,7 @@ class MlperfSystem(pa.DataFrameModel):
     accelerators_per_node: int = pa.Field(nullable=True, ge=0, le=100_000)
     number_of_nodes: int = pa.Field(nullable=True, ge=0, le=100_000)
     accelerator_count: int = pa.Field(nullable=True, ge=0)
+    precision_stated: str = pa.Field(nullable=True, isin=["fp4", "fp8", "bf16"])
 
     class Config:
         unique = ["round", "submitter", "system"]

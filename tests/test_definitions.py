@@ -12,6 +12,7 @@ def test_code_location_has_the_documented_pieces():
         "mlperf_report", "azure_prices", "aws_prices", "gcp_prices", "oci_prices", "curated_prices",
     } <= assets
     checks = {key.name for key in repo.asset_graph.asset_check_keys}
-    assert {"quarantine_counts", "training_result_unique", "unmapped_accelerators", "metric_marts_sensible"} <= checks
+    assert {"quarantine_counts", "training_result_unique", "unmapped_accelerators", "metric_marts_sensible",
+            "accelerators_without_peak", "mfu_at_most_one"} <= checks
     assert {s.name for s in repo.schedule_defs} >= {"daily_price_refresh", "weekly_mlperf_results"}
     assert {s.name for s in repo.sensor_defs} >= {"mlperf_round_discovery", "publish_after_refresh"}

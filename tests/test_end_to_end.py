@@ -127,6 +127,9 @@ def test_marts_hold_their_properties_on_the_shared_rounds(built):
     if trillium is not None:
         assert 0.9 < trillium <= 1.05
     assert con.execute("select count(*) from mart_utilization where mfu <= 0 or mfu > 2").fetchone()[0] == 0
+    # MFU against the peak of each result's own precision (FP8 where the logs say so): never above 1
+    assert con.execute("select count(*) from mart_utilization where mfu > 1").fetchone()[0] == 0
+    assert con.execute("select count(*) from mart_utilization where precision = 'fp8' and mfu > 0").fetchone()[0] > 0
     if not SHARED_PRICES.is_dir():
         pytest.skip(f"shared price fixtures not found at {SHARED_PRICES}: cost marts not checked")
     costs = con.execute(

@@ -242,7 +242,8 @@ def _refresh(
     started = time.perf_counter()
     result = dg.materialize(
         [warehouse_assets.mlperf_warehouse, warehouse_checks.quarantine_counts, warehouse_checks.training_result_unique,
-         warehouse_checks.unmapped_accelerators, metric_marts_sensible],
+         warehouse_checks.unmapped_accelerators, warehouse_checks.accelerators_without_peak,
+         warehouse_checks.mfu_at_most_one, metric_marts_sensible],
         instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET,
     )
     meta = _metadata(result, "mlperf_warehouse") if result.success else {}

@@ -1,10 +1,46 @@
--- One row per accelerator model: vendor, memory and peak dense BF16 FLOP/s with its source.
-select
-    accelerator,
-    vendor,
-    model,
-    try_cast(memory_gb as double) as memory_gb,
-    try_cast(peak_dense_bf16_flops as double) as peak_dense_bf16_flops,
-    flops_source,
-    note
-from raw_accelerator_seed
+-- One row per accelerator: the reference rows of accelerators.csv (vendor, memory, peak dense BF16
+-- and FP8 FLOP/s per accelerator, each with its source) plus one row per key the naming rule
+-- derived for a model we hold no reference row for (e.g. a new `amd-mi4xx`): those have NULL
+-- peaks, and the `accelerators_without_peak` check names them.
+-- Inputs: raw_accelerator_seed (pipelines/lib/accelerators.csv), raw_mlperf_accelerator_map.
+-- Peaks are dense (no structured sparsity). NULL FP8 where the chip has no FP8 (the note says so).
+with reference as (
+    select
+        accelerator,
+        vendor,
+        model,
+        try_cast(memory_gb as double) as memory_gb,
+        try_cast(peak_dense_bf16_flops as double) as peak_dense_bf16_flops,
+        flops_source,
+        note,
+        try_cast(peak_dense_fp8_flops as double) as peak_dense_fp8_flops,
+        fp8_flops_source,
+        model_number,
+        nullif(form_factor, '') as form_factor,
+        'reference' as accelerator_source
+    from raw_accelerator_seed
+),
+
+derived as (
+    select
+        accelerator,
+        split_part(accelerator, '-', 1) as vendor,
+        min(accelerator_model_name) as model,
+        null::double as memory_gb,
+        null::double as peak_dense_bf16_flops,
+        null::varchar as flops_source,
+        'derived by the naming rule from ' || string_agg(distinct accelerator_model_name, ' | ' order by accelerator_model_name)
+            || ': no reference row in accelerators.csv, so no peak yet' as note,
+        null::double as peak_dense_fp8_flops,
+        null::varchar as fp8_flops_source,
+        null::varchar as model_number,
+        null::varchar as form_factor,
+        'derived_by_rule' as accelerator_source
+    from raw_mlperf_accelerator_map
+    where accelerator is not null and accelerator not in (select accelerator from reference)
+    group by accelerator
+)
+
+select * from reference
+union all by name
+select * from derived

@@ -24,6 +24,9 @@ select
     submitter_declared,
     official_fields_missing is null as official_row_expected,
     repaired_keys,
-    source_file
+    source_file,
+    -- the training format the systems file states (fp8/bf16/fp4; NULL: not stated) and where
+    precision_stated,
+    precision_evidence
 from stg_mlperf_systems
 left join raw_mlperf_accelerator_map as map using (accelerator_model_name, system_name)

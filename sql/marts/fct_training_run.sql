@@ -36,7 +36,10 @@ select
     runs.run_identity,
     runs.first_seen_round,
     runs.first_seen_submitter,
-    runs.first_seen_system
+    runs.first_seen_system,
+    -- the training format the log states ('fp8', 'bf16', ...; NULL: not stated) and the line saying so
+    runs.precision_logged,
+    runs.precision_evidence
 from stg_mlperf_runs as runs
 join int_run_scoring as published on published.run_file = runs.run_file and published.round = runs.round
     and published.rules_basis = 'published'

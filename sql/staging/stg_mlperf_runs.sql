@@ -41,6 +41,8 @@ select
     run_identity,
     first_value(round) over first_seen as first_seen_round,
     first_value(submitter) over first_seen as first_seen_submitter,
-    first_value(system) over first_seen as first_seen_system
+    first_value(system) over first_seen as first_seen_system,
+    precision_logged,
+    precision_evidence
 from runs
 window first_seen as (partition by run_identity order by round_order, submitter, system, run_file)

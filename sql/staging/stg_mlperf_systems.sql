@@ -17,5 +17,7 @@ select
     framework,
     official_fields_missing,
     repaired_keys,
-    source_file
+    source_file,
+    precision_stated,
+    precision_evidence
 from raw_mlperf_systems

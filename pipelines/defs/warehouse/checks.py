@@ -36,20 +36,101 @@ def training_result_unique(warehouse_location: WarehouseLocation) -> dg.AssetChe
     return dg.AssetCheckResult(passed=duplicates == 0, metadata={"duplicate_keys": duplicates})
 
 
+_LISTED = 50  # rows named in a check's metadata; the count says how many there are in all
+
+
+def _table_exists(con, name: str) -> bool:
+    return con.execute(
+        "select count(*) from information_schema.tables where table_name = ?", [name]
+    ).fetchone()[0] > 0
+
+
 @dg.asset_check(
     asset=mlperf_warehouse,
-    description="Every accelerator_model_name of dim_system maps to dim_accelerator, or is named here. "
-    "Names mapped to nothing on purpose (CPU-only systems) are listed apart and do not fail the check.",
+    description="Every accelerator_model_name of dim_system maps to an accelerator key (by exact override or "
+    "by the naming rule), or the systems whose name maps to nothing are named here (round, submitter, system, "
+    "accelerator_model_name). A warning: new hardware must never fail a refresh. Names mapped to nothing on "
+    "purpose (CPU-only systems) are listed apart.",
 )
 def unmapped_accelerators(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
     with connect_readonly(published_db(warehouse_location.path())) as con:
         rows = con.execute(
-            "select accelerator_mapping, coalesce(accelerator_model_name, '(none)'), list(distinct round order by round), "
-            "count(*) from dim_system where accelerator_mapping <> 'mapped' group by all order by 1, 2"
+            "select accelerator_mapping, round, submitter, system, coalesce(accelerator_model_name, '(none)') "
+            "from dim_system where accelerator_mapping <> 'mapped' order by 1, 2, 3, 4"
         ).fetchall()
-    unmapped = {name: f"{n} systems in {', '.join(rounds)}" for kind, name, rounds, n in rows if kind == "unmapped"}
-    deliberate = {name: f"{n} systems in {', '.join(rounds)}" for kind, name, rounds, n in rows if kind != "unmapped"}
+    unmapped = [f"{r} {sub} {sys}: {name!r}" for kind, r, sub, sys, name in rows if kind == "unmapped"]
+    deliberate = sorted({name for kind, _r, _s, _y, name in rows if kind != "unmapped"})
+    description = (
+        f"{len(unmapped)} systems name an accelerator that maps to nothing: " + "; ".join(unmapped[:10])
+        + (" ..." if len(unmapped) > 10 else "")
+    ) if unmapped else "every accelerator name maps"
     return dg.AssetCheckResult(
         passed=not unmapped,
-        metadata={"unmapped": dg.MetadataValue.json(unmapped), "deliberately_unmapped": dg.MetadataValue.json(deliberate)},
+        severity=dg.AssetCheckSeverity.WARN,
+        description=description,
+        metadata={
+            "unmapped_systems": len(unmapped),
+            "unmapped": dg.MetadataValue.json(unmapped[:_LISTED]),
+            "deliberately_unmapped_names": dg.MetadataValue.json(deliberate),
+        },
+    )
+
+
+@dg.asset_check(
+    asset=mlperf_warehouse,
+    description="Accelerators used by scored results that lack the dense peak their results' precision needs "
+    "(BF16, or FP8 for FP8 runs): named with the result count and dim_accelerator's note (e.g. 'Volta has no "
+    "BF16', or a key derived by the naming rule with no reference row yet). A warning: MFU is NULL for them.",
+)
+def accelerators_without_peak(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
+    with connect_readonly(published_db(warehouse_location.path())) as con:
+        if not _table_exists(con, "mart_utilization"):
+            return dg.AssetCheckResult(passed=False, severity=dg.AssetCheckSeverity.WARN,
+                                       description="mart_utilization is missing")
+        rows = con.execute(
+            """
+            select u.accelerator, upper(u.precision) as precision, count(*) as results,
+                   string_agg(distinct u.round, ', ' order by u.round) as rounds,
+                   any_value(coalesce(a.note, 'no dim_accelerator row')) as note
+            from mart_utilization as u
+            left join dim_accelerator as a using (accelerator)
+            where u.accelerator is not null and u.peak_flops_used is null
+            group by all
+            order by results desc, 1
+            """
+        ).fetchall()
+    named = [f"{acc} ({precision}): {n} results in {rounds}; {note}" for acc, precision, n, rounds, note in rows]
+    return dg.AssetCheckResult(
+        passed=not named,
+        severity=dg.AssetCheckSeverity.WARN,
+        description=(f"{len(named)} accelerators without the peak their results need: "
+                     + "; ".join(named[:8])) if named else "every used accelerator has its peak",
+        metadata={"accelerators": len(named), "without_peak": dg.MetadataValue.json(named[:_LISTED])},
+    )
+
+
+@dg.asset_check(
+    asset=mlperf_warehouse,
+    description="No MFU above 1: a result cannot beat the dense peak of the format it trains in. Names each "
+    "offending row (round, submitter, system, benchmark, value, precision and where it came from). ERROR: "
+    "a figure like that is a wrong peak, precision or FLOPs count, and must not go out silently.",
+)
+def mfu_at_most_one(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
+    with connect_readonly(published_db(warehouse_location.path())) as con:
+        if not _table_exists(con, "mart_utilization"):
+            return dg.AssetCheckResult(passed=False, description="mart_utilization is missing")
+        rows = con.execute(
+            "select round, submitter, system, benchmark, mfu, precision, precision_source "
+            "from mart_utilization where mfu > 1 order by mfu desc, 1, 2, 3, 4"
+        ).fetchall()
+        checked = con.execute("select count(mfu) from mart_utilization").fetchone()[0]
+    named = [f"{r} {sub} {sys} {bench}: MFU {mfu:.3f} against the {p.upper()} peak ({src})"
+             for r, sub, sys, bench, mfu, p, src in rows]
+    return dg.AssetCheckResult(
+        passed=not named,
+        severity=dg.AssetCheckSeverity.ERROR,
+        description=(f"{len(named)} results with MFU above 1: " + "; ".join(named[:8])) if named
+        else f"all {checked} MFU figures are at most 1",
+        metadata={"results_checked": checked, "above_one": len(named),
+                  "rows": dg.MetadataValue.json(named[:_LISTED])},
     )

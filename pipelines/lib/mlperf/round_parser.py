@@ -18,6 +18,7 @@ from ..rounds import round_sort_key
 from .archive import RESULT_LAYOUTS, ROUND_FOLDER, iter_members, results_folder_index, top_folder
 from .mllog import MLL, MLLOG, MLP05, format_for_round, normalize_v05, parse_log
 from .rules import RuleSet
+from .precision import log_precision
 from .runs import run_facts
 from .systems import parse_system
 
@@ -139,12 +140,14 @@ def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[s
         current_drop_reason = drop_reason  # the same rule files and semantics decided: the same verdict
     else:
         current_drop_reason, _ = _drop_reason(lines, len(log.errors), rules.current, facts)
+    precision_logged, precision_evidence = log_precision(data)
     if events is not None:
         add_events(events, run_file, lines)
     minutes = None
     if facts.run_start_ms is not None and facts.run_stop_ms is not None:
         minutes = (facts.run_stop_ms - facts.run_start_ms) / 60.0 / 1000.0
     row = asdict(facts)
+    row.update(precision_logged=precision_logged, precision_evidence=precision_evidence)
     row.update(
         passed_compliance=not (drop_reason or "").startswith("compliance:"),
         drop_reason=drop_reason,

@@ -7,6 +7,8 @@ import ast
 import json
 import re
 
+from .precision import system_precision
+
 # Misspellings seen in published systems files, mapped to the schema's key.
 _KEY_ALIASES = {
     "accelerator_per_node": "accelerators_per_node",
@@ -212,4 +214,5 @@ def parse_system(data: bytes, submitter: str, system: str) -> dict:
         # The official summarizer prints no row for a system whose file lacks one of these keys.
         "official_fields_missing": ",".join(k for k in OFFICIAL_REQUIRED if k not in raw_keys) or None,
         "repaired_keys": ",".join(repaired) or None,
+        **dict(zip(("precision_stated", "precision_evidence"), system_precision(doc))),
     }

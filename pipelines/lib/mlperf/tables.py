@@ -20,6 +20,7 @@ _RUN_TYPES = {
     "seed": pl.Float64, "benchmark_logged": pl.String, "steady_state_throughput": pl.Float64,
     "throughput_unit": pl.String, "log_lines": pl.Int64, "mllog_lines": pl.Int64, "parse_errors": pl.Int64,
     "first_parse_error": pl.String, "log_sha256": pl.String,
+    "precision_logged": pl.String, "precision_evidence": pl.String,
 }
 _SYSTEM_TYPES = {
     "round": pl.String, "submitter": pl.String, "system": pl.String, "system_name": pl.String,
@@ -28,6 +29,7 @@ _SYSTEM_TYPES = {
     "accelerators_per_node": pl.Int64, "number_of_nodes": pl.Int64, "accelerator_count": pl.Int64,
     "host_processor_model_name": pl.String, "host_processors_per_node": pl.Int64, "framework": pl.String,
     "official_fields_missing": pl.String, "repaired_keys": pl.String, "source_file": pl.String,
+    "precision_stated": pl.String, "precision_evidence": pl.String,
 }
 _SCALING_TYPES = {
     "round": pl.String, "submitter": pl.String, "system": pl.String, "benchmark": pl.String,

@@ -1,0 +1,117 @@
+"""The numeric format a run trains in, where its log or its system description states it.
+
+MLPerf logs have no MLLOG key for the training precision, but many print the framework's
+configuration around the MLLOG lines, and that is where the format is stated:
+
+- NeMo/Megatron configs (NVIDIA, and others on NeMo, LLM benchmarks v4.0 on) print a YAML dump:
+  `fp8: true` (next to `precision: bf16-mixed`: FP8 GEMMs with BF16 elsewhere, i.e. an FP8 run);
+  `fp8: false` leaves the `precision:` line to decide;
+- command lines and argparse dumps: `--fp8`, `fp8=True`, `'fp8': True`;
+- older logs: `precision: fp16` (v1.0 MXNet/PyTorch), `precision: bf16-mixed`.
+
+Not evidence of the training format, on purpose: the framework name (NeMo, "Transformer Engine"),
+`using fp8 FMHA` / `FP8_MHA` (FP8 attention kernels only; the GEMMs stay 16-bit),
+`--fp8_embedding` / `FP8_EMBEDDING=1` (DLRM stores embeddings in FP8), `fp8_*` tuning keys without
+`fp8: true`, and "16bit Automatic Mixed Precision" (does not say FP16 or BF16).
+Plain functions, no Dagster.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Start of a log line: an optional rank prefix ("  3: ") and shell trace ("+ ").
+_LINE = rb"(?im)^[ \t]*(?:\d+:[ \t]*)?(?:\+[ \t]*)?"
+_PREFIX = rb"(?:[\w.:]*[ :])?"  # a logger prefix ("INFO:root:") or a parent key ("trainer.")
+
+# Values that switch a format on: NeMo/Megatron take a bool or the FP8 format ('hybrid', 'e4m3'),
+# FP4 its recipe ('nvfp4', 'mxfp4', 'e2m1'). `null`, `None`, `false`, `0` leave it off.
+_FP8_ON = rb"""['"]?(?:true|1|yes|on|hybrid|e4m3)\b"""
+_FP4_ON = rb"""['"]?(?:true|1|yes|on|nvfp4|mxfp4|e2m1)\b"""
+
+
+def _stated(key: bytes, on: bytes) -> list[re.Pattern[bytes]]:
+    """`key: on` (YAML), `--key` (command line), `key=on` (argparse/dataclass repr), `'key': on` (dict)."""
+    return [
+        re.compile(_LINE + key + rb"[ \t]*:[ \t]*" + on),
+        re.compile(rb"(?i)(?<![\w-])--(?:use[_-])?" + key + rb"(?![\w-])"),
+        re.compile(rb"(?i)[\s,(]" + key + rb"[ \t]*=[ \t]*" + on),
+        re.compile(rb"""(?i)['"]""" + key + rb"""['"][ \t]*:[ \t]*""" + on),
+    ]
+
+
+# (precision, pattern) in order of priority: a log that states FP8 GEMMs also prints `precision: bf16`.
+_LOG_RULES: list[tuple[str, re.Pattern[bytes]]] = [
+    *(("fp4", pattern) for pattern in _stated(rb"(?:nv|mx)?fp4", _FP4_ON)),
+    *(("fp8", pattern) for pattern in _stated(rb"fp8", _FP8_ON)),
+    ("bf16", re.compile(_LINE + _PREFIX + rb"precision[ \t]*[:=][ \t]*['\"]?(?:bf16|bfloat16)\b")),
+    ("fp16", re.compile(_LINE + _PREFIX + rb"precision[ \t]*[:=][ \t]*['\"]?(?:fp16|16|float16|half)\b")),
+]
+
+# Lines are found by plain substring search (fast on multi-MB logs); the rules then run on them.
+_TOKENS = (b"fp8", b"fp4", b"precision")
+
+
+def _candidate_lines(data: bytes) -> list[bytes]:
+    """The lines holding a token before the run starts, in file order, each once.
+
+    The training configuration is printed before `run_start` (in the shared rounds every statement
+    sits there, up to 2.4 MB into a log); what follows is training and evaluation output
+    ("Average Precision" ...). A log without `run_start` is read whole."""
+    run_start = data.find(b"run_start")
+    head = data if run_start < 0 else data[:run_start]
+    lowered = head.lower()
+    spans = set()
+    for token in _TOKENS:
+        at = lowered.find(token)
+        while at >= 0:
+            start = lowered.rfind(b"\n", 0, at) + 1
+            end = lowered.find(b"\n", at)
+            end = len(lowered) if end < 0 else end
+            spans.add((start, end))
+            at = lowered.find(token, end)
+    return [head[start:end] for start, end in sorted(spans)]
+
+
+def log_precision(data: bytes) -> tuple[str | None, str | None]:
+    """(precision, the log line that states it) for one result log, or (None, None).
+
+    precision is 'fp4', 'fp8', 'bf16' or 'fp16'."""
+    lines = _candidate_lines(data)
+    for precision, pattern in _LOG_RULES:
+        for line in lines:
+            if pattern.search(line):
+                return precision, line.decode("latin-1").strip()[:300]
+    return None, None
+
+
+# In a systems file: a word naming the format. "Transformer Engine" or "mixed precision" is not one.
+_SYSTEM_RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("fp4", re.compile(r"(?i)(?<![a-z0-9])(?:nv|mx)?fp4(?![a-z0-9])")),
+    ("fp8", re.compile(r"(?i)(?<![a-z0-9])(?:fp8|float8|e4m3|e5m2)(?![a-z0-9])")),
+    ("bf16", re.compile(r"(?i)(?<![a-z0-9])(?:bf16|bfloat16)(?![a-z0-9])")),
+]
+_NOT_A_STATEMENT = {"system_name", "submitter", "division", "status", "accelerator_model_name",
+                    "host_processor_model_name"}
+
+
+def _strings(value, key: str = ""):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if str(k).strip().lower() not in _NOT_A_STATEMENT:
+                yield from _strings(v, str(k))
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v, key)
+    elif isinstance(value, str):
+        yield key, value
+
+
+def system_precision(doc: dict) -> tuple[str | None, str | None]:
+    """(precision, 'key: value' that states it) from a system description, or (None, None)."""
+    texts = list(_strings(doc))
+    for precision, pattern in _SYSTEM_RULES:
+        for key, text in texts:
+            if pattern.search(text):
+                return precision, f"{key}: {text}"[:300]
+    return None, None
