@@ -42,6 +42,11 @@ class MlperfRun(pa.DataFrameModel):
     steady_state_throughput: float = pa.Field(nullable=True, ge=0)
     throughput_unit: str = pa.Field(nullable=True)
     parse_errors: int = pa.Field(ge=0)
+    throughput_counting: str = pa.Field(
+        nullable=True, isin=["running_total", "block_count", "epoch_markers", "eval_markers"])
+    progress_counted_in: str = pa.Field(nullable=True, isin=["epochs", "samples"])
+    throughput_null_reason: str = pa.Field(nullable=True)
+    progress_offset: float = pa.Field(nullable=True, ge=0)
 
     @pa.dataframe_check
     def scored_runs_have_a_positive_time(cls, data: PolarsData) -> pl.LazyFrame:

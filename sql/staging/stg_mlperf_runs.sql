@@ -21,5 +21,9 @@ select
     throughput_unit,
     log_lines,
     mllog_lines,
-    parse_errors
+    parse_errors,
+    throughput_counting,
+    progress_counted_in,
+    throughput_null_reason,
+    progress_offset
 from raw_mlperf_runs

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import statistics
+import csv
+import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 from .mllog import LogLine
 
@@ -23,8 +25,12 @@ class RunFacts:
     seed: float | None
     samples_to_converge: float | None
     benchmark_logged: str | None
-    steady_state_throughput: float | None
-    throughput_unit: str | None
+    steady_state_throughput: float | None  # in `throughput_unit`: the log's own progress unit per second
+    throughput_unit: str | None  # "epochs/s" or "samples/s"; SQL converts to the benchmark's unit
+    throughput_counting: str | None = None  # running_total, block_count, epoch_markers, eval_markers
+    progress_counted_in: str | None = None  # the unit of this log's progress counters (and samples_to_converge)
+    throughput_null_reason: str | None = None
+    progress_offset: float = 0.0  # the log's epoch counter at the start of training (1 in some DLRM logs)
 
 
 def _value(line: LogLine):
@@ -58,36 +64,185 @@ def run_start_stop(lines: list[LogLine]) -> tuple[float | None, float | None]:
     return start, stop
 
 
-def steady_state_throughput(lines: list[LogLine]) -> tuple[float | None, str | None]:
-    """Median over training blocks (the first excluded) of units processed per second.
+# How a log's progress is read, per benchmark, from benchmarks.csv: the unit its convergence point
+# is counted in ("epochs" or a sample unit) and how many samples one epoch is (to detect logs that
+# count epochs in samples). Read here only to classify logs; SQL converts epochs to samples.
+_BENCHMARKS_CSV = Path(__file__).resolve().parents[1] / "benchmarks.csv"
 
-    Units are the block's `epoch_count` metadata (epochs, or samples/tokens in logs that count
-    them that way), else `samples_count`; logs without blocks fall back to epochs.
-    """
-    for start_key, stop_key in (("block_start", "block_stop"), ("epoch_start", "epoch_stop")):
-        rates, unit, open_start = [], None, None
-        for line in lines:
-            if line.key == start_key:
-                open_start = line
-            elif line.key == stop_key and open_start is not None:
-                md = _metadata(open_start)
-                if start_key == "epoch_start":
-                    amount, this_unit = 1.0, "epochs"
-                elif _number(md.get("epoch_count")) is not None:
-                    amount, this_unit = _number(md.get("epoch_count")), "epoch_count"
-                elif _number(md.get("samples_count")) is not None:
-                    amount, this_unit = _number(md.get("samples_count")), "samples"
+
+@functools.cache
+def _benchmark_counting() -> dict[str, tuple[str, float | None]]:
+    with _BENCHMARKS_CSV.open(newline="") as fh:
+        return {
+            row["benchmark"].strip(): (row["convergence_unit"].strip(), _number(row.get("dataset_size")))
+            for row in csv.DictReader(fh)
+        }
+
+
+# the v0.6 Mask R-CNN logs name their benchmark "mask"
+_LOGGED_ALIASES = {"mask": "maskrcnn"}
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Steady-state progress per second of one log.
+
+    `per_second` is in `counted_in` units: "epochs", or "samples" (the benchmark's own sample unit:
+    tokens for gpt3, sequences for the LLMs and BERT, images...). `counting` says how a block's work
+    was read; `null_reason` says why there is no figure."""
+
+    per_second: float | None
+    counted_in: str | None
+    counting: str | None
+    null_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class _Block:
+    start_ms: float
+    stop_ms: float
+    start_md: dict
+    stop_md: dict
+
+
+def _blocks(lines: list[LogLine]) -> list[_Block]:
+    blocks, open_start = [], None
+    for line in lines:
+        if line.key == "block_start":
+            open_start = line
+        elif line.key == "block_stop" and open_start is not None:
+            block = _Block(open_start.time_ms, line.time_ms, _metadata(open_start), _metadata(line))
+            if not blocks or blocks[-1] != block:  # some logs repeat every block line (one per rank)
+                blocks.append(block)
+            open_start = None
+    return blocks
+
+
+def _is_running_total(values: list[float]) -> bool:
+    """A cumulative counter: strictly increasing across blocks (from 0, or over at least 3 blocks)."""
+    rising = all(b > a for a, b in zip(values, values[1:]))
+    return len(values) >= 2 and rising and (values[0] == 0 or len(values) >= 3)
+
+
+def _block_work(blocks: list[_Block]) -> tuple[list[float | None], str | None]:
+    """Work of each block in the log's progress unit, and the counting style detected."""
+    for field in ("samples_count", "epoch_count"):
+        starts = [_number(b.start_md.get(field)) for b in blocks]
+        if not blocks or any(v is None for v in starts):
+            continue
+        if _is_running_total(starts):
+            work = []
+            for i, b in enumerate(blocks):
+                stop = _number(b.stop_md.get(field))
+                if stop is not None and stop > starts[i]:
+                    work.append(stop - starts[i])
+                elif i + 1 < len(blocks):
+                    work.append(starts[i + 1] - starts[i])
                 else:
-                    amount, this_unit = None, None
+                    work.append(None)
+            return work, "running_total"
+        return starts, "block_count"
+    return [None] * len(blocks), None
+
+
+def _eval_progress(lines: list[LogLine], benchmark: str | None) -> list[tuple[float, float]]:
+    """(time, progress) at each eval during the run, in the log's progress counter; one point per
+    progress value. Evals logged after run_stop (offline evaluation) carry no training time."""
+    field = "samples_count" if benchmark in _SAMPLE_COUNTED or benchmark == "stable_diffusion" else "epoch_num"
+    start, stop = run_start_stop(lines)
+    points: dict[float, float] = {}
+    for line in lines:
+        if line.key in ("eval_accuracy", "eval_error"):
+            progress = _number(_metadata(line).get(field))
+            in_run = (start is None or line.time_ms >= start) and (stop is None or line.time_ms <= stop)
+            if progress is not None and progress > 0 and in_run:
+                points.setdefault(progress, line.time_ms)
+    return sorted((t, p) for p, t in points.items())
+
+
+def progress_offset(lines: list[LogLine], evals: list[tuple[float, float]]) -> float:
+    """Where the log's epoch counter starts: 1 in logs that number the first epoch 1 and log the
+    evals inside it as 1.05, 1.10... (DLRM v1.0/v2.1), else 0. Subtract it from eval progress."""
+    first_epoch = next((_number(_metadata(l).get("epoch_num")) for l in lines if l.key == "epoch_start"), None)
+    if first_epoch and evals and first_epoch < evals[0][1] < first_epoch + 1:
+        return first_epoch
+    return 0.0
+
+
+def _counts_epochs_in_samples(blocks: list[_Block], evals: list[tuple[float, float]], samples_per_epoch) -> bool:
+    """An epoch-counted log whose every count is a whole number of datasets counts samples."""
+    if not samples_per_epoch or samples_per_epoch <= 1:
+        return False
+    values = [_number(b.start_md.get("epoch_count")) for b in blocks] + [p for _, p in evals]
+    values = [v for v in values if v]
+    return bool(values) and all(v >= samples_per_epoch and (v / samples_per_epoch).is_integer() for v in values)
+
+
+def _rate_after_first(timed_work: list[tuple[float, float]]) -> float | None:
+    """Work per second over all (work, seconds) intervals but the first (warm-up): total work over
+    total time, so that slower blocks (those with an evaluation inside) weigh by their duration."""
+    rest = timed_work[1:]
+    seconds = sum(t for _, t in rest)
+    return sum(w for w, _ in rest) / seconds if rest and seconds > 0 else None
+
+
+def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) -> Throughput:
+    """Progress per second over a log's training blocks, the first (warm-up) excluded.
+
+    A block's work is the difference of running totals where the log counts cumulatively
+    (strictly increasing across blocks), else the block's own count. Blocks whose counts do not
+    track the evals' progress counter (within 2x) are not used. Without usable blocks: one epoch per
+    epoch_start/epoch_stop pair (epoch-counted benchmarks), else the progress between consecutive
+    evals (median over the intervals; evals included, so a little below the pure training rate).
+    """
+    benchmark = _LOGGED_ALIASES.get(benchmark, benchmark)
+    convergence_unit, samples_per_epoch = _benchmark_counting().get(benchmark or "", (None, None))
+    counts_epochs = convergence_unit == "epochs"
+    blocks = _blocks(lines)
+    evals = _eval_progress(lines, benchmark)
+    counted_in = None if convergence_unit is None else "samples"
+    if counts_epochs and not _counts_epochs_in_samples(blocks, evals, samples_per_epoch):
+        counted_in = "epochs"
+
+    work, counting = _block_work(blocks)
+    timed = [(w, (b.stop_ms - b.start_ms) / 1000.0) for w, b in zip(work, blocks)]
+    total = sum(w for w in work if w)
+    tracks_evals = not evals or 0.5 <= total / evals[-1][1] <= 2.0
+    rate = _rate_after_first([(w, t) for w, t in timed if w and w > 0 and t > 0])
+    if counting and tracks_evals and rate is not None:
+        return Throughput(rate, counted_in, counting)
+
+    # progress between the first and the last eval over the time between them (evals included)
+    eval_rate = None
+    if len(evals) >= 2 and evals[-1][0] > evals[0][0] and evals[-1][1] > evals[0][1]:
+        eval_rate = (evals[-1][1] - evals[0][1]) / ((evals[-1][0] - evals[0][0]) / 1000.0)
+    evals_within_epochs = counts_epochs and counted_in == "epochs" and len(evals) >= 3 and evals[1][1] - evals[0][1] < 1
+    if eval_rate is not None and evals_within_epochs:  # several evals per epoch: finer than epoch markers
+        return Throughput(eval_rate, counted_in, "eval_markers")
+
+    if counts_epochs:
+        epoch_rates, open_start = [], None
+        for line in lines:
+            if line.key == "epoch_start":
+                open_start = line
+            elif line.key == "epoch_stop" and open_start is not None:
                 seconds = (line.time_ms - open_start.time_ms) / 1000.0
-                # one unit per run: blocks counted in another unit than the first are not comparable
-                if amount is not None and seconds > 0 and unit in (None, this_unit):
-                    rates.append(amount / seconds)
-                    unit = this_unit
+                if seconds > 0:
+                    epoch_rates.append((samples_per_epoch if counted_in == "samples" else 1.0, seconds))
                 open_start = None
-        if len(rates) >= 2:
-            return statistics.median(rates[1:]), f"{unit}/s"
-    return None, None
+        if _rate_after_first(epoch_rates) is not None:
+            return Throughput(_rate_after_first(epoch_rates), counted_in, "epoch_markers")
+
+    if eval_rate is not None:
+        return Throughput(eval_rate, counted_in, "eval_markers")
+
+    if counting and not tracks_evals:
+        reason = "block counts do not track the eval progress and fewer than 2 evals count progress"
+    elif blocks or evals:
+        reason = "fewer than 2 usable training blocks, epochs or progress-counting evals"
+    else:
+        reason = "no training blocks, epochs or progress-counting evals in the log"
+    return Throughput(None, counted_in, None, reason)
 
 
 def _samples_to_converge(lines: list[LogLine], benchmark: str | None) -> float | None:
@@ -133,7 +288,8 @@ def run_facts(lines: list[LogLine]) -> RunFacts:
             seed = _number(_value(line))
         elif key == "submission_benchmark" and benchmark is None:
             benchmark = _value(line)
-    throughput, unit = steady_state_throughput(lines)
+    logged = benchmark if isinstance(benchmark, str) else None
+    throughput = steady_state_throughput(lines, logged)
     return RunFacts(
         run_start_ms=start,
         run_stop_ms=stop,
@@ -142,6 +298,11 @@ def run_facts(lines: list[LogLine]) -> RunFacts:
         seed=seed,
         samples_to_converge=_samples_to_converge(lines, benchmark if isinstance(benchmark, str) else None),
         benchmark_logged=benchmark if isinstance(benchmark, str) else None,
-        steady_state_throughput=throughput,
-        throughput_unit=unit,
+        steady_state_throughput=throughput.per_second,
+        throughput_unit=f"{throughput.counted_in}/s" if throughput.per_second is not None else None,
+        throughput_counting=throughput.counting,
+        progress_counted_in=throughput.counted_in,
+        throughput_null_reason=throughput.null_reason,
+        progress_offset=progress_offset(lines, _eval_progress(lines, logged)),
     )
+

@@ -19,6 +19,8 @@ _RUN_TYPES = {
     "seed": pl.Float64, "benchmark_logged": pl.String, "steady_state_throughput": pl.Float64,
     "throughput_unit": pl.String, "log_lines": pl.Int64, "mllog_lines": pl.Int64, "parse_errors": pl.Int64,
     "first_parse_error": pl.String,
+    "throughput_counting": pl.String, "progress_counted_in": pl.String, "throughput_null_reason": pl.String,
+    "progress_offset": pl.Float64,
 }
 _SYSTEM_TYPES = {
     "round": pl.String, "submitter": pl.String, "system": pl.String, "system_name": pl.String,
