@@ -142,3 +142,72 @@ def family_scaling(members: Sequence[FamilyMember]) -> list[ScalingRow]:
             weak_scaling_efficiency=weak,
         ))
     return rows
+
+
+# ---- Checks that name the offending rows -------------------------------------------------------
+# Each finder returns one dict per offending row (round, submitter, system, benchmark, value, ...);
+# `describe` turns them into a line a person can read. The Dagster checks wrap these.
+
+RUN_RATIO_BAND = (0.9, 3.0)  # steady-state ÷ end-to-end throughput of one run
+MEDIAN_RATIO_BAND = (0.95, 2.0)  # the same, median over a benchmark's runs in one round
+MAX_SHARE_OUTSIDE = 0.10  # more runs than this outside the band: the benchmark's throughput is suspect
+WEAK_EFFICIENCY_BAND = (0.30, 1.10)
+
+
+def _rows(con, sql: str, params: list | None = None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def throughput_ratio_findings(con) -> dict[str, list[dict]]:
+    """Runs whose steady-state ÷ end-to-end throughput lies outside RUN_RATIO_BAND, and benchmark
+    rounds whose median lies outside MEDIAN_RATIO_BAND or with too many runs outside."""
+    lo, hi = RUN_RATIO_BAND
+    runs = _rows(con, """
+        select round, submitter, system, benchmark, round(steady_to_end_to_end_ratio, 3) as value, run_file
+        from fct_training_run
+        where scored and steady_to_end_to_end_ratio not between ? and ?
+        order by round, benchmark, submitter, system, run_file""", [lo, hi])
+    mlo, mhi = MEDIAN_RATIO_BAND
+    groups = _rows(con, """
+        select round, benchmark, round(median(steady_to_end_to_end_ratio), 3) as value,
+            count(*) as runs,
+            count(*) filter (where steady_to_end_to_end_ratio not between ? and ?) as runs_outside
+        from fct_training_run
+        where scored and steady_to_end_to_end_ratio is not null
+        group by all
+        having median(steady_to_end_to_end_ratio) not between ? and ?
+            or count(*) filter (where steady_to_end_to_end_ratio not between ? and ?) > ? * count(*)
+        order by round, benchmark""", [lo, hi, mlo, mhi, lo, hi, MAX_SHARE_OUTSIDE])
+    return {"runs_outside_band": runs, "benchmark_rounds_failing": groups}
+
+
+def scaling_findings(con) -> list[dict]:
+    """Scaling rows outside the sensible range: convergence efficiency outside (0, 1.5] or weak
+    efficiency outside WEAK_EFFICIENCY_BAND (each with the mart's stated cause, if any)."""
+    lo, hi = WEAK_EFFICIENCY_BAND
+    return _rows(con, """
+        select round, submitter, system, benchmark,
+            round(coalesce(case when weak_scaling_efficiency not between ? and ? then weak_scaling_efficiency end,
+                           convergence_scaling_efficiency), 3) as value,
+            case when weak_scaling_efficiency not between ? and ? then 'weak' else 'convergence' end as measure,
+            weak_scaling_flag as cause
+        from mart_scaling_efficiency
+        where convergence_scaling_efficiency not between 1e-9 and 1.5
+            or weak_scaling_efficiency not between ? and ?
+        order by round, benchmark, submitter, system""", [lo, hi, lo, hi, lo, hi])
+
+
+def describe(title: str, rows: list[dict], limit: int = 8) -> str:
+    """`title: N — round submitter system benchmark = value (extra); ...` for a person to read."""
+    if not rows:
+        return f"{title}: none"
+    shown = []
+    for r in rows[:limit]:
+        who = " ".join(str(r[k]) for k in ("round", "submitter", "system", "benchmark") if r.get(k) is not None)
+        extra = [f"{k} {r[k]}" for k in r if k not in ("round", "submitter", "system", "benchmark", "value")
+                 and r[k] is not None]
+        shown.append(f"{who} = {r.get('value')}" + (f" ({', '.join(extra)})" if extra else ""))
+    more = f"; and {len(rows) - limit} more" if len(rows) > limit else ""
+    return f"{title}: {len(rows)} — " + "; ".join(shown) + more

@@ -88,7 +88,7 @@ def _refresh(
     backoff_seconds: float = 1.0,
 ) -> RefreshSummary:
     # Imported here: the Dagster definitions are only needed once a refresh runs.
-    from pipelines.defs.metrics.assets import metric_marts_sensible
+    from pipelines.defs.metrics.assets import metric_marts_sensible, throughput_cross_check
     from pipelines.defs.mlperf.assets import mlperf_results_archive, mlperf_round_tables
     from pipelines.defs.mlperf.partitions import mlperf_rounds
     from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
@@ -144,7 +144,7 @@ def _refresh(
     started = time.perf_counter()
     result = dg.materialize(
         [warehouse_assets.mlperf_warehouse, warehouse_checks.quarantine_counts, warehouse_checks.training_result_unique,
-         warehouse_checks.unmapped_accelerators, metric_marts_sensible],
+         warehouse_checks.unmapped_accelerators, metric_marts_sensible, throughput_cross_check],
         instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET,
     )
     meta = _metadata(result, "mlperf_warehouse") if result.success else {}
@@ -168,7 +168,8 @@ def _check_outcomes(result: dg.ExecuteInProcessResult) -> list[StepOutcome]:
         if evaluation.passed:
             continue
         blocking = evaluation.severity == dg.AssetCheckSeverity.ERROR
-        shown = {k: v.value for k, v in evaluation.metadata.items()}
+        summary = evaluation.metadata.get("summary")  # a check's own line for a person, when it has one
+        shown = summary.value if summary is not None else {k: v.value for k, v in evaluation.metadata.items()}
         outcomes.append(StepOutcome(f"check {evaluation.check_name}", not blocking, 0.0,
                                     f"{'failed' if blocking else 'warning'}: {shown}"[:500]))
     return outcomes

@@ -2,8 +2,9 @@
 -- rules); `in_olympic_mean` = it survived the olympic trimming too.
 -- Throughput (inputs: stg_mlperf_runs, dim_benchmark): `steady_state_throughput` and
 -- `end_to_end_throughput` are in dim_benchmark.throughput_unit (one unit per benchmark). The log's
--- rate is in epochs or in samples (`progress_counted_in`, detected per log); epochs are converted
--- with the benchmark's dataset size for the round. end-to-end = samples to converge / time to train.
+-- rate is in epochs or in samples (`log_throughput_unit`), and so is its convergence point
+-- (`progress_counted_in`), both detected per log; epochs are converted with the benchmark's dataset
+-- size for the round. end-to-end = samples to converge / time to train.
 -- `throughput_check_reason` is set when steady ÷ end-to-end lies outside [0.9, 3.0] for the run,
 -- or the median of its benchmark and round outside [0.95, 2.0]: such runs are not scaling evidence.
 with runs as (
@@ -31,9 +32,11 @@ with runs as (
 throughput as (
     select
         *,
+        case log_throughput_unit when 'epochs/s' then samples_per_epoch when 'samples/s' then 1.0 end
+            as samples_per_rate_unit,
         case progress_counted_in when 'epochs' then samples_per_epoch when 'samples' then 1.0 end
             as samples_per_progress_unit,
-        log_throughput * samples_per_progress_unit as steady_state_throughput,
+        log_throughput * samples_per_rate_unit as steady_state_throughput,
         case when scored and time_to_train_minutes > 0 and samples_to_converge > 0 then
             (samples_to_converge - coalesce(progress_offset, 0)) * samples_per_progress_unit
             / (time_to_train_minutes * 60.0)
@@ -112,7 +115,7 @@ select
     end as throughput_check_reason,
     case
         when steady_state_throughput is not null then null
-        when log_throughput is not null and samples_per_progress_unit is null then
+        when log_throughput is not null and samples_per_rate_unit is null then
             'the log counts epochs and dim_benchmark has no dataset size for ' || benchmark
         when throughput_unit is null then 'benchmark ' || benchmark || ' is not in dim_benchmark'
         else throughput_null_reason

@@ -201,6 +201,8 @@ select
     -- a stated cause for a weak scaling efficiency outside [0.30, 1.10]
     case
         when weak_scaling_efficiency is null or weak_scaling_efficiency between 0.30 and 1.10 then null
+        when global_batch_size is null or base_global_batch_size is null
+            then 'cause unknown: the logs do not state both global batch sizes'
         when global_batch_size / accelerator_count > base_global_batch_size / base_accelerator_count
             then 'per-accelerator batch grows ' || round(
                 (global_batch_size / accelerator_count) / (base_global_batch_size / base_accelerator_count), 2)
@@ -209,6 +211,6 @@ select
             then 'per-accelerator batch shrinks to ' || round(
                 (global_batch_size / accelerator_count) / (base_global_batch_size / base_accelerator_count), 2)
                 || '× of the base: less work per step per accelerator'
-        else 'unexplained: same per-accelerator batch'
+        else 'cause unknown: same per-accelerator batch as the base'
     end as weak_scaling_flag
 from measured

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,6 +96,7 @@ class Throughput:
     counted_in: str | None
     counting: str | None
     null_reason: str | None = None
+    evals_counted_in: str | None = None  # the unit of the evals' progress (and of samples_to_converge)
 
 
 @dataclass(frozen=True)
@@ -169,21 +171,32 @@ def progress_offset(lines: list[LogLine], evals: list[tuple[float, float]]) -> f
     return 0.0
 
 
-def _counts_epochs_in_samples(blocks: list[_Block], evals: list[tuple[float, float]], samples_per_epoch) -> bool:
-    """An epoch-counted log whose every count is a whole number of datasets counts samples."""
-    if not samples_per_epoch or samples_per_epoch <= 1:
-        return False
-    values = [_number(b.start_md.get("epoch_count")) for b in blocks] + [p for _, p in evals]
+def _counted_in(values: list[float | None], counts_epochs: bool, samples_per_epoch: float | None) -> str:
+    """"epochs" for an epoch-counted benchmark, unless every count is a whole number of datasets:
+    then the log counts epochs in samples (some unet3d logs, for blocks or evals or both)."""
+    if not counts_epochs:
+        return "samples"
     values = [v for v in values if v]
-    return bool(values) and all(v >= samples_per_epoch and (v / samples_per_epoch).is_integer() for v in values)
+    in_samples = bool(values) and samples_per_epoch is not None and samples_per_epoch > 1 and all(
+        v >= samples_per_epoch and (v / samples_per_epoch).is_integer() for v in values)
+    return "samples" if in_samples else "epochs"
 
 
 def _rate_after_first(timed_work: list[tuple[float, float]]) -> float | None:
-    """Work per second over all (work, seconds) intervals but the first (warm-up): total work over
-    total time, so that slower blocks (those with an evaluation inside) weigh by their duration."""
-    rest = timed_work[1:]
-    seconds = sum(t for _, t in rest)
-    return sum(w for w, _ in rest) / seconds if rest and seconds > 0 else None
+    """Median work per second over all (work, seconds) intervals but the first (warm-up)."""
+    rates = [w / t for w, t in timed_work[1:]]
+    return statistics.median(rates) if rates else None
+
+
+def _eval_starts(lines: list[LogLine]) -> list[float]:
+    return [line.time_ms for line in lines if line.key == "eval_start"]
+
+
+def _training_blocks(blocks: list[_Block], eval_starts: list[float]) -> list[bool]:
+    """Which blocks are training only: no evaluation starts inside them. When no block after the
+    first is training only (every block holds its evaluation), all blocks count."""
+    pure = [not any(b.start_ms < t < b.stop_ms for t in eval_starts) for b in blocks]
+    return pure if any(pure[1:]) else [True] * len(blocks)
 
 
 def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) -> Throughput:
@@ -200,25 +213,35 @@ def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) 
     counts_epochs = convergence_unit == "epochs"
     blocks = _blocks(lines)
     evals = _eval_progress(lines, benchmark)
-    counted_in = None if convergence_unit is None else "samples"
-    if counts_epochs and not _counts_epochs_in_samples(blocks, evals, samples_per_epoch):
-        counted_in = "epochs"
+    known = convergence_unit is not None
+    block_unit = _counted_in([_number(b.start_md.get("epoch_count")) for b in blocks], counts_epochs, samples_per_epoch)
+    eval_unit = _counted_in([p for _, p in evals], counts_epochs, samples_per_epoch)
+    evals_in = eval_unit if known else None
+
+    def in_samples(amount: float, unit: str) -> float | None:
+        return amount * samples_per_epoch if unit == "epochs" and samples_per_epoch else (
+            amount if unit == "samples" else None)
 
     work, counting = _block_work(blocks)
     timed = [(w, (b.stop_ms - b.start_ms) / 1000.0) for w, b in zip(work, blocks)]
     total = sum(w for w in work if w)
-    tracks_evals = not evals or 0.5 <= total / evals[-1][1] <= 2.0
-    rate = _rate_after_first([(w, t) for w, t in timed if w and w > 0 and t > 0])
+    if block_unit != eval_unit:  # compare in samples (unet3d logs with epochs in blocks, samples in evals)
+        total, last_eval = in_samples(total, block_unit), in_samples(evals[-1][1], eval_unit) if evals else None
+    else:
+        last_eval = evals[-1][1] if evals else None
+    tracks_evals = not evals or (total is not None and last_eval and 0.5 <= total / last_eval <= 2.0)
+    pure = _training_blocks(blocks, _eval_starts(lines))
+    rate = _rate_after_first([(w, t) for (w, t), p in zip(timed, pure) if w and w > 0 and t > 0 and p])
     if counting and tracks_evals and rate is not None:
-        return Throughput(rate, counted_in, counting)
+        return Throughput(rate, block_unit if known else None, counting, None, evals_in)
 
     # progress between the first and the last eval over the time between them (evals included)
     eval_rate = None
     if len(evals) >= 2 and evals[-1][0] > evals[0][0] and evals[-1][1] > evals[0][1]:
         eval_rate = (evals[-1][1] - evals[0][1]) / ((evals[-1][0] - evals[0][0]) / 1000.0)
-    evals_within_epochs = counts_epochs and counted_in == "epochs" and len(evals) >= 3 and evals[1][1] - evals[0][1] < 1
+    evals_within_epochs = eval_unit == "epochs" and len(evals) >= 3 and evals[1][1] - evals[0][1] < 1
     if eval_rate is not None and evals_within_epochs:  # several evals per epoch: finer than epoch markers
-        return Throughput(eval_rate, counted_in, "eval_markers")
+        return Throughput(eval_rate, evals_in, "eval_markers", None, evals_in)
 
     if counts_epochs:
         epoch_rates, open_start = [], None
@@ -228,13 +251,13 @@ def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) 
             elif line.key == "epoch_stop" and open_start is not None:
                 seconds = (line.time_ms - open_start.time_ms) / 1000.0
                 if seconds > 0:
-                    epoch_rates.append((samples_per_epoch if counted_in == "samples" else 1.0, seconds))
+                    epoch_rates.append((1.0, seconds))
                 open_start = None
         if _rate_after_first(epoch_rates) is not None:
-            return Throughput(_rate_after_first(epoch_rates), counted_in, "epoch_markers")
+            return Throughput(_rate_after_first(epoch_rates), "epochs", "epoch_markers", None, evals_in)
 
     if eval_rate is not None:
-        return Throughput(eval_rate, counted_in, "eval_markers")
+        return Throughput(eval_rate, evals_in, "eval_markers", None, evals_in)
 
     if counting and not tracks_evals:
         reason = "block counts do not track the eval progress and fewer than 2 evals count progress"
@@ -242,7 +265,7 @@ def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) 
         reason = "fewer than 2 usable training blocks, epochs or progress-counting evals"
     else:
         reason = "no training blocks, epochs or progress-counting evals in the log"
-    return Throughput(None, counted_in, None, reason)
+    return Throughput(None, None, None, reason, evals_in)
 
 
 def _samples_to_converge(lines: list[LogLine], benchmark: str | None) -> float | None:
@@ -301,7 +324,7 @@ def run_facts(lines: list[LogLine]) -> RunFacts:
         steady_state_throughput=throughput.per_second,
         throughput_unit=f"{throughput.counted_in}/s" if throughput.per_second is not None else None,
         throughput_counting=throughput.counting,
-        progress_counted_in=throughput.counted_in,
+        progress_counted_in=throughput.evals_counted_in,
         throughput_null_reason=throughput.null_reason,
         progress_offset=progress_offset(lines, _eval_progress(lines, logged)),
     )
