@@ -108,16 +108,23 @@ class _Block:
 
 
 def _blocks(lines: list[LogLine]) -> list[_Block]:
-    blocks, open_start = [], None
+    """Training blocks in start order. A stop closes the open start with the same first_epoch_num
+    (some logs open the next block before closing the last one), else the latest open start."""
+    blocks, open_starts = [], []
     for line in lines:
         if line.key == "block_start":
-            open_start = line
-        elif line.key == "block_stop" and open_start is not None:
-            block = _Block(open_start.time_ms, line.time_ms, _metadata(open_start), _metadata(line))
+            open_starts.append(line)
+        elif line.key == "block_stop" and open_starts:
+            first = _metadata(line).get("first_epoch_num")
+            match = next((s for s in reversed(open_starts) if first is not None
+                          and _metadata(s).get("first_epoch_num") == first), open_starts[-1])
+            open_starts.remove(match)
+            # a start left open by a later start never closes: drop the older ones
+            open_starts = [s for s in open_starts if s.time_ms >= match.time_ms]
+            block = _Block(match.time_ms, line.time_ms, _metadata(match), _metadata(line))
             if not blocks or blocks[-1] != block:  # some logs repeat every block line (one per rank)
                 blocks.append(block)
-            open_start = None
-    return blocks
+    return sorted(blocks, key=lambda b: b.start_ms)
 
 
 def _is_running_total(values: list[float]) -> bool:
@@ -184,19 +191,46 @@ def _counted_in(values: list[float | None], counts_epochs: bool, samples_per_epo
 
 def _rate_after_first(timed_work: list[tuple[float, float]]) -> float | None:
     """Median work per second over all (work, seconds) intervals but the first (warm-up)."""
-    rates = [w / t for w, t in timed_work[1:]]
+    return _median_rate(timed_work[1:])
+
+
+def _median_rate(timed_work: list[tuple[float, float]]) -> float | None:
+    rates = [w / t for w, t in timed_work]
     return statistics.median(rates) if rates else None
 
 
-def _eval_starts(lines: list[LogLine]) -> list[float]:
-    return [line.time_ms for line in lines if line.key == "eval_start"]
+def _eval_times(lines: list[LogLine]) -> list[float]:
+    return [line.time_ms for line in lines if line.key in ("eval_start", "eval_accuracy")]
 
 
-def _training_blocks(blocks: list[_Block], eval_starts: list[float]) -> list[bool]:
-    """Which blocks are training only: no evaluation starts inside them. When no block after the
-    first is training only (every block holds its evaluation), all blocks count."""
-    pure = [not any(b.start_ms < t < b.stop_ms for t in eval_starts) for b in blocks]
-    return pure if any(pure[1:]) else [True] * len(blocks)
+def _steady_blocks(blocks: list[_Block], timed: list[tuple], eval_times: list[float]) -> tuple[list[tuple], bool]:
+    """The (work, seconds) of the blocks that are steady-state training: no evaluation starts or
+    reports inside them, and not the first block (warm-up) unless it is the only such block (logs
+    that evaluate inside every later block). Without any training-only block: all but the first.
+    The flag says whether the blocks returned are training only (beyond the first)."""
+    pure = [i for i, b in enumerate(blocks) if not any(b.start_ms < e < b.stop_ms for e in eval_times)]
+    if pure and pure != [0]:
+        return [timed[i] for i in pure if i != 0], True
+    return ([timed[0]] if pure else timed[1:]), False
+
+
+def _epoch_marker_rate(lines: list[LogLine]) -> float | None:
+    """Epochs per second from epoch_start/epoch_stop pairs (one epoch each), the first excluded.
+    None when the pairs cover less than half the time from the first start to the last stop: the
+    markers do not bracket the training (logged asynchronously, or the epochs are not the work)."""
+    epoch_rates, open_start, first_ms, last_ms = [], None, None, None
+    for line in lines:
+        if line.key == "epoch_start":
+            open_start = line
+            first_ms = line.time_ms if first_ms is None else first_ms
+        elif line.key == "epoch_stop" and open_start is not None:
+            seconds = (line.time_ms - open_start.time_ms) / 1000.0
+            if seconds > 0:
+                epoch_rates.append((1.0, seconds))
+            open_start, last_ms = None, line.time_ms
+    if not epoch_rates or sum(t for _, t in epoch_rates) < 0.5 * (last_ms - first_ms) / 1000.0:
+        return None
+    return _rate_after_first(epoch_rates)
 
 
 def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) -> Throughput:
@@ -230,9 +264,10 @@ def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) 
     else:
         last_eval = evals[-1][1] if evals else None
     tracks_evals = not evals or (total is not None and last_eval and 0.5 <= total / last_eval <= 2.0)
-    pure = _training_blocks(blocks, _eval_starts(lines))
-    rate = _rate_after_first([(w, t) for (w, t), p in zip(timed, pure) if w and w > 0 and t > 0 and p])
-    if counting and tracks_evals and rate is not None:
+    steady, training_only = _steady_blocks(blocks, timed, _eval_times(lines))
+    rate = _median_rate([(w, t) for w, t in steady if w and w > 0 and t > 0])
+    epoch_rate = _epoch_marker_rate(lines) if counts_epochs else None
+    if counting and tracks_evals and rate is not None and (training_only or epoch_rate is None):
         return Throughput(rate, block_unit if known else None, counting, None, evals_in)
 
     # progress between the first and the last eval over the time between them (evals included)
@@ -243,24 +278,17 @@ def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) 
     if eval_rate is not None and evals_within_epochs:  # several evals per epoch: finer than epoch markers
         return Throughput(eval_rate, evals_in, "eval_markers", None, evals_in)
 
-    if counts_epochs:
-        epoch_rates, open_start = [], None
-        for line in lines:
-            if line.key == "epoch_start":
-                open_start = line
-            elif line.key == "epoch_stop" and open_start is not None:
-                seconds = (line.time_ms - open_start.time_ms) / 1000.0
-                if seconds > 0:
-                    epoch_rates.append((1.0, seconds))
-                open_start = None
-        if _rate_after_first(epoch_rates) is not None:
-            return Throughput(_rate_after_first(epoch_rates), "epochs", "epoch_markers", None, evals_in)
+    if epoch_rate is not None:  # also where every block holds an evaluation: epochs are training only
+        return Throughput(epoch_rate, "epochs", "epoch_markers", None, evals_in)
 
     if eval_rate is not None:
         return Throughput(eval_rate, evals_in, "eval_markers", None, evals_in)
 
     if counting and not tracks_evals:
         reason = "block counts do not track the eval progress and fewer than 2 evals count progress"
+    elif len(evals) < 2 and sum(line.key == "eval_accuracy" for line in lines) >= 2:
+        reason = ("fewer than 2 usable training blocks, and the evals do not count progress "
+                  "(the same or no epoch_num/samples_count at every eval)")
     elif blocks or evals:
         reason = "fewer than 2 usable training blocks, epochs or progress-counting evals"
     else:
