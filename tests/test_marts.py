@@ -60,7 +60,7 @@ TYPES = {
                          "run_file": "varchar", "scored": "boolean", "in_olympic_mean": "boolean",
                          "time_to_train_minutes": "double", "samples_to_converge": "double",
                          "steady_state_throughput": "double", "throughput_unit": "varchar",
-                         "throughput_check_reason": "varchar"},
+                         "throughput_check_reason": "varchar", "steady_to_end_to_end_ratio": "double"},
     "dim_accelerator": {"accelerator": "varchar", "vendor": "varchar", "memory_gb": "double",
                         "peak_dense_bf16_flops": "double"},
     "fct_cloud_price_current": {"provider": "varchar", "sku": "varchar", "region": "varchar",
@@ -331,3 +331,32 @@ def test_scaling_families_compare_like_with_like(con):
     # results with no division are families of their own
     for system in ("x_nodiv", "y_nodiv"):
         assert got[system]["is_base"] and got[system]["base_system"] == system and got[system]["family_size"] == 1
+
+
+def test_metric_checks_name_the_offending_rows(con):
+    """The checks' findings name round, submitter, system, benchmark and value, in a readable line."""
+    # every gpt3 run at ratio 1.05, one Trillium run at 4.2 (a counting error), and a round whose
+    # median is off: two resnet runs at 0.5
+    con.execute("update fct_training_run set steady_to_end_to_end_ratio = 1.05 where benchmark = 'gpt3'")
+    con.execute("update fct_training_run set steady_to_end_to_end_ratio = 4.2 "
+                "where run_file = 'tpu-trillium-1024/result_0.txt'")
+    for i in range(2):
+        con.execute("insert into fct_training_run by name select 'v4.1' as round, 'Acme' as submitter, "
+                    "'acme-x' as system, 'resnet' as benchmark, ? as run_file, true as scored, "
+                    "0.5 as steady_to_end_to_end_ratio", [f"acme-x/extra_{i}.txt"])
+    found = metrics.throughput_ratio_findings(con)
+    outside = {(r["system"], r["run_file"], r["value"]) for r in found["runs_outside_band"]}
+    assert ("tpu-trillium-1024", "tpu-trillium-1024/result_0.txt", 4.2) in outside
+    assert len(outside) == 3  # the Trillium run and the two resnet runs
+    assert [(r["round"], r["benchmark"], r["value"]) for r in found["benchmark_rounds_failing"]] == [
+        ("v4.1", "resnet", 0.5)]  # gpt3's median stays 1.05: one bad run does not fail the benchmark
+    line = metrics.describe("benchmark rounds failing", found["benchmark_rounds_failing"])
+    assert line.startswith("benchmark rounds failing: 1 — v4.1 resnet = 0.5 (runs 2, runs_outside 2)")
+    # a weak efficiency above 1.10 is named with its measure and stated cause
+    con.execute("update mart_scaling_efficiency set weak_scaling_efficiency = 1.3, "
+                "weak_scaling_flag = 'per-accelerator batch grows 2×' where system = 'tpu-v5p-2048'")
+    scaling = metrics.scaling_findings(con)
+    assert [(r["round"], r["submitter"], r["system"], r["benchmark"], r["value"], r["measure"]) for r in scaling] == [
+        ("v4.1", "Google", "tpu-v5p-2048", "gpt3", 1.3, "weak")]
+    assert "v4.1 Google tpu-v5p-2048 gpt3 = 1.3 (measure weak, cause per-accelerator batch grows 2×)" in (
+        metrics.describe("scaling out of range", scaling))

@@ -211,7 +211,9 @@ def _steady_blocks(blocks: list[_Block], timed: list[tuple], eval_times: list[fl
     pure = [i for i, b in enumerate(blocks) if not any(b.start_ms < e < b.stop_ms for e in eval_times)]
     if pure and pure != [0]:
         return [timed[i] for i in pure if i != 0], True
-    return ([timed[0]] if pure else timed[1:]), False
+    if pure and len(blocks) >= 2:  # only the first block trains without evaluating: it is the steady state
+        return [timed[0]], False
+    return timed[1:], False
 
 
 def _epoch_marker_rate(lines: list[LogLine]) -> float | None:
