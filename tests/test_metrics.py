@@ -36,10 +36,11 @@ def test_weak_scaling_efficiency():
 
 def test_family_base_is_smallest_then_fastest_then_name():
     family = [
-        FamilyMember("sys_c_1024", 1024, 12.0, 4000.0),
-        FamilyMember("sys_b_256", 256, 40.0, 1100.0),
-        FamilyMember("sys_a_256", 256, 40.0, 1000.0),  # same count and score as b: name decides → a
-        FamilyMember("sys_d_256", 256, 45.0, 1000.0),  # slower at the same size: not the base
+        FamilyMember("sys_c_1024", 1024, 12.0, 4000.0, 4096),
+        FamilyMember("sys_b_256", 256, 40.0, 1100.0, 1024),
+        FamilyMember("sys_a_256", 256, 40.0, 1000.0, 1024),  # same count and score as b: name decides → a
+        FamilyMember("sys_d_256", 256, 45.0, 1000.0, 1024),  # slower at the same size: not the base
+        FamilyMember("sys_e_512", 512, 22.0, 1900.0, 1024),  # same batch as the base: strong scaling
     ]
     assert metrics.pick_base(family).system == "sys_a_256"
     rows = {r.system: r for r in metrics.family_scaling(family)}
@@ -49,8 +50,12 @@ def test_family_base_is_smallest_then_fastest_then_name():
     assert rows["sys_c_1024"].speedup == pytest.approx(10 / 3)
     assert rows["sys_c_1024"].convergence_scaling_efficiency == pytest.approx(5 / 6)
     assert rows["sys_c_1024"].weak_scaling_efficiency == pytest.approx(1.0)
-    # d vs a: same size, 40/45 = 0.888...
-    assert rows["sys_d_256"].convergence_scaling_efficiency == pytest.approx(8 / 9)
+    assert rows["sys_c_1024"].is_scaling_pair and rows["sys_c_1024"].scaling_kind == "weak"  # 1024 → 4096
+    assert rows["sys_e_512"].scaling_kind == "strong"
+    assert rows["sys_e_512"].convergence_scaling_efficiency == pytest.approx(40 / 22 / 2)  # 0.909...
+    # d (and b) are the base's size: not scaling rows, no speedup or efficiency
+    assert not rows["sys_d_256"].is_scaling_pair and rows["sys_d_256"].convergence_scaling_efficiency is None
+    assert rows["sys_b_256"].weak_scaling_efficiency is None and rows["sys_b_256"].speedup is None
 
 
 # --- cost -----------------------------------------------------------------------------------------

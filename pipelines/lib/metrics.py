@@ -103,6 +103,7 @@ class FamilyMember:
     accelerator_count: int
     score_minutes: float
     throughput: float | None = None
+    global_batch_size: float | None = None
 
 
 def pick_base(members: Iterable[FamilyMember]) -> FamilyMember:
@@ -113,33 +114,48 @@ def pick_base(members: Iterable[FamilyMember]) -> FamilyMember:
     return min(members, key=lambda m: (m.accelerator_count, m.score_minutes, m.system))
 
 
+def scaling_kind(base_batch: float | None, batch: float | None) -> str | None:
+    """weak: the global batch grows with the system; strong: the same batch; else batch_shrinks."""
+    if base_batch is None or batch is None:
+        return None
+    return "weak" if batch > base_batch else "strong" if batch == base_batch else "batch_shrinks"
+
+
 @dataclass(frozen=True)
 class ScalingRow:
     system: str
     base_system: str
     size_ratio: float
-    speedup: float
-    convergence_scaling_efficiency: float
+    is_scaling_pair: bool
+    speedup: float | None
+    convergence_scaling_efficiency: float | None
     weak_scaling_efficiency: float | None
+    scaling_kind: str | None = None
 
 
 def family_scaling(members: Sequence[FamilyMember]) -> list[ScalingRow]:
-    """Every member of one scaling family against the family's base (as mart_scaling_efficiency)."""
+    """Every member of one scaling family against the family's base (as mart_scaling_efficiency).
+
+    Members of the base's size other than the base are not scaling rows: no speedup or efficiency."""
     base = pick_base(members)
     rows = []
     for m in sorted(members, key=lambda m: (m.accelerator_count, m.score_minutes, m.system)):
+        pair = m.accelerator_count != base.accelerator_count
+        measured = pair or m is base
         weak = None
-        if m.throughput and base.throughput:
+        if measured and m.throughput and base.throughput:
             weak = weak_scaling_efficiency(base.throughput, base.accelerator_count, m.throughput, m.accelerator_count)
         rows.append(ScalingRow(
             system=m.system,
             base_system=base.system,
             size_ratio=size_ratio(base.accelerator_count, m.accelerator_count),
-            speedup=speedup(base.score_minutes, m.score_minutes),
+            is_scaling_pair=pair,
+            speedup=speedup(base.score_minutes, m.score_minutes) if measured else None,
             convergence_scaling_efficiency=convergence_scaling_efficiency(
                 base.score_minutes, base.accelerator_count, m.score_minutes, m.accelerator_count
-            ),
+            ) if measured else None,
             weak_scaling_efficiency=weak,
+            scaling_kind=scaling_kind(base.global_batch_size, m.global_batch_size) if pair else None,
         ))
     return rows
 

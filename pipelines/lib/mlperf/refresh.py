@@ -15,7 +15,9 @@ from ..rounds import archive_url
 from ..staging import staged_files, write_staged
 from .tables import TABLES, round_frames
 
-_CODE_FILES = sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parents[3] / "schemas" / "mlperf.py"]
+# benchmarks.csv: the parser reads each benchmark's convergence unit and dataset size from it (runs.py)
+_CODE_FILES = sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parents[3] / "schemas" / "mlperf.py",
+                                                            Path(__file__).parents[1] / "benchmarks.csv"]
 
 
 def parser_version() -> str:

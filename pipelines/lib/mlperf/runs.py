@@ -236,13 +236,18 @@ def _epoch_marker_rate(lines: list[LogLine]) -> float | None:
 
 
 def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) -> Throughput:
-    """Progress per second over a log's training blocks, the first (warm-up) excluded.
+    """Steady-state progress per second of one log, in the log's own unit (epochs or samples).
 
-    A block's work is the difference of running totals where the log counts cumulatively
-    (strictly increasing across blocks), else the block's own count. Blocks whose counts do not
-    track the evals' progress counter (within 2x) are not used. Without usable blocks: one epoch per
-    epoch_start/epoch_stop pair (epoch-counted benchmarks), else the progress between consecutive
-    evals (median over the intervals; evals included, so a little below the pure training rate).
+    1. Blocks: a block's work is the difference of running totals where the log counts
+       cumulatively (strictly increasing across blocks), else the block's own count; blocks whose
+       total does not track the evals' progress (within 2x) are not used. The median over the
+       steady blocks (`_steady_blocks`: training-only, the first left out).
+    2. Several evals per epoch (DLRM, GNN): progress from the first to the last eval over the time
+       between them.
+    3. Epoch markers (epoch-counted benchmarks; also where every block holds an evaluation): one
+       epoch per epoch_start/epoch_stop pair, the first left out, if the pairs cover the training.
+    4. Evals that count progress (BERT): as in 2, evals included.
+    Otherwise NULL, with the reason.
     """
     benchmark = _LOGGED_ALIASES.get(benchmark, benchmark)
     convergence_unit, samples_per_epoch = _benchmark_counting().get(benchmark or "", (None, None))
