@@ -37,7 +37,7 @@ throughput as (
         case progress_counted_in when 'epochs' then samples_per_epoch when 'samples' then 1.0 end
             as samples_per_progress_unit,
         log_throughput * samples_per_rate_unit as steady_state_throughput,
-        case when scored and time_to_train_minutes > 0 and samples_to_converge > 0 then
+        case when time_to_train_minutes > 0 and samples_to_converge > 0 then
             (samples_to_converge - coalesce(progress_offset, 0)) * samples_per_progress_unit
             / (time_to_train_minutes * 60.0)
         end as end_to_end_throughput,
@@ -48,7 +48,8 @@ throughput as (
 checked as (
     select
         *,
-        median(steady_to_end_to_end_ratio) over (partition by round, benchmark) as benchmark_round_median_ratio
+        median(steady_to_end_to_end_ratio) filter (where scored) over (partition by round, benchmark)
+            as benchmark_round_median_ratio
     from throughput
 ),
 
