@@ -196,3 +196,6 @@ def test_no_usable_blocks_falls_back_to_eval_markers_or_says_why():
     bare = _log([(0, "run_start", None, {}), (60_000, "run_stop", None, {"status": "success"})])
     none = steady_state_throughput(bare, "dlrm_dcnv2")
     assert none.per_second is None and "no training blocks" in none.null_reason
+    # a benchmark whose unit is unknown gets no figure, rather than one in an unknown unit
+    unknown = steady_state_throughput(_log(ev), "not_a_benchmark")
+    assert unknown.per_second is None and "not in benchmarks.csv" in unknown.null_reason

@@ -251,13 +251,14 @@ def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) 
     """
     benchmark = _LOGGED_ALIASES.get(benchmark, benchmark)
     convergence_unit, samples_per_epoch = _benchmark_counting().get(benchmark or "", (None, None))
+    if convergence_unit is None:  # its unit is unknown: no figure rather than one in an unknown unit
+        return Throughput(None, None, None, f"benchmark {benchmark!r} (submission_benchmark) is not in benchmarks.csv")
     counts_epochs = convergence_unit == "epochs"
     blocks = _blocks(lines)
     evals = _eval_progress(lines, benchmark)
-    known = convergence_unit is not None
     block_unit = _counted_in([_number(b.start_md.get("epoch_count")) for b in blocks], counts_epochs, samples_per_epoch)
     eval_unit = _counted_in([p for _, p in evals], counts_epochs, samples_per_epoch)
-    evals_in = eval_unit if known else None
+    evals_in = eval_unit
 
     def in_samples(amount: float, unit: str) -> float | None:
         return amount * samples_per_epoch if unit == "epochs" and samples_per_epoch else (
@@ -275,7 +276,7 @@ def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) 
     rate = _median_rate([(w, t) for w, t in steady if w and w > 0 and t > 0])
     epoch_rate = _epoch_marker_rate(lines) if counts_epochs else None
     if counting and tracks_evals and rate is not None and (training_only or epoch_rate is None):
-        return Throughput(rate, block_unit if known else None, counting, None, evals_in)
+        return Throughput(rate, block_unit, counting, None, evals_in)
 
     # progress between the first and the last eval over the time between them (evals included)
     eval_rate = None
