@@ -45,6 +45,11 @@ class MlperfRun(pa.DataFrameModel):
     parse_errors: int = pa.Field(ge=0)
     log_sha256: str = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
     precision_logged: str = pa.Field(nullable=True, isin=["fp4", "fp8", "bf16", "fp16"])
+    throughput_counting: str = pa.Field(
+        nullable=True, isin=["running_total", "block_count", "epoch_markers", "eval_markers"])
+    progress_counted_in: str = pa.Field(nullable=True, isin=["epochs", "samples"])
+    throughput_null_reason: str = pa.Field(nullable=True)
+    progress_offset: float = pa.Field(nullable=True, ge=0)
 
     @pa.dataframe_check
     def scored_runs_have_a_positive_time(cls, data: PolarsData) -> pl.LazyFrame:

@@ -14,7 +14,8 @@ from pipelines.lib.rounds import DEFAULT_ROUNDS
 
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 ROUNDS = DEFAULT_ROUNDS.split(",")
-PRICE_URLS = ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_BILLING_URL", "MLPERF_OCI_PRICES_URL")
+PRICE_URLS = ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_BILLING_URL", "MLPERF_OCI_PRICES_URL",
+              "MLPERF_PRICE_CATALOG_URL")
 
 
 def _closed_port() -> int:
@@ -51,15 +52,15 @@ def test_an_offline_refresh_of_every_round_fails_fast_with_one_line_per_source_a
     allowance = 15 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
     assert seconds < allowance, f"an offline refresh took {seconds:.1f}s (allowed {allowance:.0f}s)"
     failed = [line for line in out if " FAILED " in line]
-    assert len(failed) == len(ROUNDS) + 3, proc.stdout  # every round, and azure, aws and oci (gcp: no key)
+    assert len(failed) == len(ROUNDS) + 4, proc.stdout  # every round, and azure, aws, oci, catalog (gcp: no key)
     why = "connection refused" if case == "refused" else "host not found"
     assert all(why in line for line in failed if line.startswith("results")), proc.stdout
     # a fresh warehouse has no earlier price snapshot to fall back on, and the line says so
     assert all("host not found" in line and line.endswith("no earlier snapshot")
                for line in failed if line.startswith("prices")), proc.stdout
-    # header, one line per step (13 rounds, 5 price lists), the verdict and the file, two hints, the time
-    assert len(out) == 1 + len(ROUNDS) + 5 + 2 + 2 + 1, proc.stdout
-    assert len(err) <= len(ROUNDS) + 5 + 1, proc.stderr  # one progress line per step
+    # header, one line per step (13 rounds, 6 price lists), the verdict and the file, two hints, the time
+    assert len(out) == 1 + len(ROUNDS) + 6 + 2 + 2 + 1, proc.stdout
+    assert len(err) <= len(ROUNDS) + 6 + 1, proc.stderr  # one progress line per step
     assert max(len(line) for line in out + err) < 160, proc.stdout
     both = proc.stdout + proc.stderr
     assert both.count("--results-url-template") == 1 and both.count("MLPERF_RESULTS_URL_TEMPLATE") == 1
@@ -118,18 +119,3 @@ def test_readable_error_drops_class_names_and_query_strings():
     text = readable_error(message, "PriceFetchError")
     assert text == \
         "gcp: https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus: HTTP 403 Forbidden (not retried)"
-
-
-def test_the_rows_behind_a_scaling_warning_can_be_named(warehouse):
-    import duckdb
-    from support.mini_warehouse import build_warehouse
-
-    from pipelines.lib.refresh_job import _FLAGGED_SQL
-
-    build_warehouse(warehouse)
-    con = duckdb.connect(str(warehouse / "mlperf.duckdb"), read_only=True)
-    try:
-        for sql in _FLAGGED_SQL.values():
-            con.execute(sql).fetchall()  # valid against the real marts
-    finally:
-        con.close()

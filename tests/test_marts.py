@@ -51,15 +51,17 @@ PRICES = [
 TYPES = {
     "dim_system": {"round": "varchar", "submitter": "varchar", "system": "varchar", "system_name": "varchar",
                    "division": "varchar", "accelerator_model_name": "varchar", "accelerator_count": "integer",
-                   "accelerator": "varchar", "availability_category": "varchar", "precision_stated": "varchar", "precision_evidence": "varchar"},
+                   "accelerator": "varchar", "availability_category": "varchar", "precision_stated": "varchar", "precision_evidence": "varchar", "framework": "varchar"},
     "fct_training_result": {"round": "varchar", "submitter": "varchar", "system": "varchar", "benchmark": "varchar",
                             "division": "varchar", "availability": "varchar", "accelerator_model_name": "varchar",
-                            "accelerator_count": "integer", "score_minutes": "double", "samples_to_converge": "double"},
+                            "accelerator_count": "integer", "score_minutes": "double", "samples_to_converge": "double",
+                            "global_batch_size": "double"},
     "fct_training_run": {"round": "varchar", "submitter": "varchar", "system": "varchar", "benchmark": "varchar",
                          "run_file": "varchar", "scored": "boolean", "in_olympic_mean": "boolean",
                          "time_to_train_minutes": "double", "samples_to_converge": "double",
                          "steady_state_throughput": "double", "throughput_unit": "varchar",
-                         "precision_logged": "varchar", "precision_evidence": "varchar"},
+                         "precision_logged": "varchar", "precision_evidence": "varchar",
+                         "throughput_check_reason": "varchar", "steady_to_end_to_end_ratio": "double"},
     "dim_accelerator": {"accelerator": "varchar", "vendor": "varchar", "memory_gb": "double",
                         "peak_dense_bf16_flops": "double", "peak_dense_fp8_flops": "double", "note": "varchar"},
     "fct_cloud_price_current": {"provider": "varchar", "sku": "varchar", "region": "varchar",
@@ -193,12 +195,14 @@ def test_scaling_efficiency_by_hand(con):
     # v5p is its own family (accelerator is part of the family)
     assert got["tpu-v5p-2048"]["base_system"] == "tpu-v5p-512"
     assert got["tpu-v5p-2048"]["weak_scaling_efficiency"] == pytest.approx(3200 / 850 / 4)
-    # tie at 512 H100s: the faster system is the base; the slower scores 50/55 at ratio 1
+    # tie at 512 H100s: the faster system is the base; the slower one is the same size: not a scaling row
     assert got["dgxh100_n64_b"]["base_system"] == "dgxh100_n64"
-    assert got["dgxh100_n64_b"]["convergence_scaling_efficiency"] == pytest.approx(50 / 55)
+    assert got["dgxh100_n64_b"]["is_scaling_pair"] is False
+    assert got["dgxh100_n64_b"]["convergence_scaling_efficiency"] is None
     assert got["dgxh100_n128"]["convergence_scaling_efficiency"] == pytest.approx(50 / 26 / 2)
     for r in got.values():
-        assert r["convergence_scaling_efficiency"] > 0 and r["speedup"] > 0
+        if r["is_scaling_pair"] or r["is_base"]:
+            assert r["convergence_scaling_efficiency"] > 0 and r["speedup"] > 0
         if r["is_base"]:
             assert r["convergence_scaling_efficiency"] == 1 and r["weak_scaling_efficiency"] in (1, None)
     # the SQL agrees with the reference functions
@@ -250,7 +254,17 @@ def test_dim_benchmark(con):
     assert got["gpt3"]["model_flops_per_convergence_unit"] == pytest.approx(6 * 175e9)
     assert "175e9" in got["gpt3"]["flops_derivation"]
     assert got["llama31_405b"]["model_flops_per_convergence_unit"] == pytest.approx(6 * 405e9 * 8192)
-    assert got["resnet"]["model_flops_per_sample"] is None
+    # ResNet-50: 3 × 2 × 4.1e9 FLOPs per image; convergence in epochs → × 1,281,167 images per epoch
+    assert got["resnet"]["model_flops_per_sample"] == pytest.approx(3 * 2 * 4.1e9)
+    assert got["resnet"]["model_flops_per_convergence_unit"] == pytest.approx(3 * 2 * 4.1e9 * 1281167)
+    # one throughput unit per benchmark; dataset sizes (with a source) where the logs count epochs
+    assert (got["gpt3"]["throughput_unit"], got["llama2_70b_lora"]["throughput_unit"]) == ("tokens/s", "sequences/s")
+    assert got["unet3d"]["dataset_size"] == 168 and got["unet3d"]["dataset_size_source"]
+    assert (got["ssd"]["earlier_dataset_size"], got["ssd"]["earlier_dataset_last_round"]) == (117266, "v1.0")
+    for r in got.values():
+        assert r["throughput_unit"], r["benchmark"]
+        if r["convergence_unit"] == "epochs" and r["dataset_size"]:
+            assert r["dataset_size_source"], r["benchmark"]
     assert got["bert"]["model_flops_per_sample"] is None  # unpadded sequences: no sound figure
     for r in got.values():
         if r["parameters"] and r["tokens_or_samples_per_sample"] and r["model_flops_per_sample"]:
@@ -266,3 +280,85 @@ def test_sql_tests_catch_fan_out_and_bad_rows(con):
     failures = " ".join(mart_test_failures(con))
     for name in ("mart_cost_to_train_unique", "mart_scaling_efficiency_base", "mart_utilization_range"):
         assert name in failures
+
+
+def test_scaling_families_compare_like_with_like(con):
+    """Two frameworks, one same-size variant, a batch change, a run failing the throughput check and
+    two results without a division, all NVIDIA llama2_70b_lora v5.0 on one accelerator."""
+    acc = "nvidia-test-gpu"
+    # system, count, framework, division, score, global batch, run throughputs (reason for a failing run)
+    family = [
+        ("n1_pytorch", 8, "PyTorch NVIDIA Release 24.09", "closed", 30.0, 8, [(100.0, None)]),
+        ("n1_pytorch_b", 8, "PyTorch NVIDIA Release 24.09", "closed", 32.0, 8, [(98.0, None)]),  # same size
+        ("n8_nemo", 64, "NeMo + PyTorch", "closed", 5.0, 64, [(720.0, None), (5000.0, "ratio 9.1 outside")]),
+        ("n16_nemo", 128, "NeMo + PyTorch", "closed", 4.0, 8, [(1000.0, None)]),  # same batch as the base
+        ("n8_jax", 64, "JAX", "closed", 6.0, 64, [(650.0, None)]),  # another framework: its own family
+        ("x_nodiv", 8, "PyTorch", None, 40.0, 8, [(90.0, None)]),  # no division: never merged
+        ("y_nodiv", 64, "PyTorch", None, 6.0, 64, [(600.0, None)]),
+    ]
+    for system, n, fw, div, score, gbs, runs in family:
+        con.execute("insert into dim_system by name select 'v5.0' as round, 'NVIDIA' as submitter, ? as system, "
+                    "? as system_name, ? as division, 'TEST GPU' as accelerator_model_name, ? as accelerator_count, "
+                    "? as accelerator, ? as framework", [system, system.upper(), div, n, acc, fw])
+        con.execute("insert into fct_training_result by name select 'v5.0' as round, 'NVIDIA' as submitter, "
+                    "? as system, 'llama2_70b_lora' as benchmark, ? as division, ? as accelerator_count, "
+                    "? as score_minutes, ? as global_batch_size", [system, div, n, score, gbs])
+        for i, (thr, reason) in enumerate(runs):
+            con.execute("insert into fct_training_run by name select 'v5.0' as round, 'NVIDIA' as submitter, "
+                        "? as system, 'llama2_70b_lora' as benchmark, ? as run_file, true as scored, "
+                        "? as steady_state_throughput, 'sequences/s' as throughput_unit, "
+                        "? as throughput_check_reason", [system, f"{system}/result_{i}.txt", thr, reason])
+    con.execute(f"create or replace table mart_scaling_efficiency as {sql_models()['mart_scaling_efficiency']}")
+    assert mart_test_failures(con) == []
+    got = {r["system"]: r for r in rows(con, "select * from mart_scaling_efficiency where round = 'v5.0'")}
+    assert len(got) == len(family)
+    # PyTorch release and NeMo + PyTorch: one family (pytorch), based on the fastest 8-GPU system
+    for system in ("n1_pytorch_b", "n8_nemo", "n16_nemo"):
+        assert got[system]["base_system"] == "n1_pytorch" and got[system]["framework_family"] == "pytorch"
+    same = got["n1_pytorch_b"]
+    assert same["is_scaling_pair"] is False and same["convergence_scaling_efficiency"] is None
+    assert same["weak_scaling_efficiency"] is None and same["speedup"] is None
+    nemo = got["n8_nemo"]
+    assert nemo["is_scaling_pair"] and nemo["scaling_kind"] == "weak"
+    assert (nemo["base_global_batch_size"], nemo["global_batch_size"]) == (8, 64)
+    assert nemo["convergence_scaling_efficiency"] == pytest.approx(30 / 5 / 8)  # 0.75
+    # the run failing the throughput check is left out of the mean (720, not (720 + 5000) / 2), and said so
+    assert nemo["weak_scaling_efficiency"] == pytest.approx(720 / 100 / 8)  # 0.9
+    assert nemo["throughput_exclusion"].startswith("1 of 2 runs left out: ratio 9.1")
+    assert got["n16_nemo"]["scaling_kind"] == "strong"
+    assert got["n16_nemo"]["weak_scaling_efficiency"] == pytest.approx(1000 / 100 / 16)  # 0.625
+    # JAX at 64 GPUs is its own family's base, not compared with the PyTorch 8-GPU base
+    jax = got["n8_jax"]
+    assert jax["is_base"] and jax["base_system"] == "n8_jax" and jax["framework_family"] == "jax"
+    # results with no division are families of their own
+    for system in ("x_nodiv", "y_nodiv"):
+        assert got[system]["is_base"] and got[system]["base_system"] == system and got[system]["family_size"] == 1
+
+
+def test_metric_checks_name_the_offending_rows(con):
+    """The checks' findings name round, submitter, system, benchmark and value, in a readable line."""
+    # every gpt3 run at ratio 1.05, one Trillium run at 4.2 (a counting error), and a round whose
+    # median is off: two resnet runs at 0.5
+    con.execute("update fct_training_run set steady_to_end_to_end_ratio = 1.05 where benchmark = 'gpt3'")
+    con.execute("update fct_training_run set steady_to_end_to_end_ratio = 4.2 "
+                "where run_file = 'tpu-trillium-1024/result_0.txt'")
+    for i in range(2):
+        con.execute("insert into fct_training_run by name select 'v4.1' as round, 'Acme' as submitter, "
+                    "'acme-x' as system, 'resnet' as benchmark, ? as run_file, true as scored, "
+                    "0.5 as steady_to_end_to_end_ratio", [f"acme-x/extra_{i}.txt"])
+    found = metrics.throughput_ratio_findings(con)
+    outside = {(r["system"], r["run_file"], r["value"]) for r in found["runs_outside_band"]}
+    assert ("tpu-trillium-1024", "tpu-trillium-1024/result_0.txt", 4.2) in outside
+    assert len(outside) == 3  # the Trillium run and the two resnet runs
+    assert [(r["round"], r["benchmark"], r["value"]) for r in found["benchmark_rounds_failing"]] == [
+        ("v4.1", "resnet", 0.5)]  # gpt3's median stays 1.05: one bad run does not fail the benchmark
+    line = metrics.describe("benchmark rounds failing", found["benchmark_rounds_failing"])
+    assert line.startswith("benchmark rounds failing: 1 — v4.1 resnet = 0.5 (runs 2, runs_outside 2)")
+    # a weak efficiency above 1.10 is named with its measure and stated cause
+    con.execute("update mart_scaling_efficiency set weak_scaling_efficiency = 1.3, "
+                "weak_scaling_flag = 'per-accelerator batch grows 2×' where system = 'tpu-v5p-2048'")
+    scaling = metrics.scaling_findings(con)
+    assert [(r["round"], r["submitter"], r["system"], r["benchmark"], r["value"], r["measure"]) for r in scaling] == [
+        ("v4.1", "Google", "tpu-v5p-2048", "gpt3", 1.3, "weak")]
+    assert "v4.1 Google tpu-v5p-2048 gpt3 = 1.3 (measure weak, cause per-accelerator batch grows 2×)" in (
+        metrics.describe("scaling out of range", scaling))

@@ -81,17 +81,19 @@ def test_run_facts_batch_seed_convergence_and_throughput():
     assert (facts.global_batch_size, facts.seed, facts.samples_to_converge) == (256, 42, 4)
     # 10 min over 5 steps: each block lasts 120 s and processes 1 epoch → 1/120 epochs per second.
     assert abs(facts.steady_state_throughput - 1 / 120) < 1e-12
-    assert facts.throughput_unit == "epoch_count/s"
+    # the log's own unit (ssd counts epochs); fct_training_run converts it to images/s
+    assert facts.throughput_unit == "epochs/s" and facts.throughput_counting == "block_count"
 
 
 def test_throughput_median_excludes_the_first_block():
     def block(t0, seconds, count):
         return [mllog("block_start", None, t0, epoch_count=count, first_epoch_num=0), mllog("block_stop", None, t0 + seconds * 1000)]
     lines = block(0, 100, 1) + block(100_000, 10, 100) + block(110_000, 20, 100) + block(130_000, 50, 100)
-    value, unit = steady_state_throughput(parse_log(_log(lines), MLLOG).lines)
-    assert value == 5.0  # rates 10, 5, 2 after the first → median 5
-    assert unit == "epoch_count/s"
-    assert steady_state_throughput(parse_log(_log(block(0, 1, 1)), MLLOG).lines) == (None, None)
+    got = steady_state_throughput(parse_log(_log(lines), MLLOG).lines, "resnet")
+    assert got.per_second == 5.0  # rates 10, 5, 2 after the first → median 5
+    assert (got.counted_in, got.counting) == ("epochs", "block_count")
+    single = steady_state_throughput(parse_log(_log(block(0, 1, 1)), MLLOG).lines, "resnet")
+    assert single.per_second is None and single.null_reason
 
 
 def test_v06_mll_lines_are_seconds():

@@ -133,7 +133,7 @@ def test_a_missing_cloud_file_is_quarantined_and_the_rest_read(tmp_path):
         assert any("404" in r for r in lost["reason"]) and any("missing columns" in r for r in lost["reason"])
         for path in catalog_paths():
             server.route(path, lambda *_: Reply(404, b"gone"))
-        with pytest.raises(PriceFetchError, match="no vms.csv could be read"):
+        with pytest.raises(PriceFetchError, match="none of 14 vms.csv files could be read \\(gcp: HTTP 404"):
             fetch_catalog(server.url, tmp_path, POLICY, day=DAY2)
         with pytest.raises(PriceFetchError, match="no catalog file known for \\['nowhere'\\]"):
             fetch_catalog(server.url, tmp_path, POLICY, ("gcp", "nowhere"), day=DAY2)

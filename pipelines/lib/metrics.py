@@ -92,6 +92,7 @@ class FamilyMember:
     accelerator_count: int
     score_minutes: float
     throughput: float | None = None
+    global_batch_size: float | None = None
 
 
 def pick_base(members: Iterable[FamilyMember]) -> FamilyMember:
@@ -102,32 +103,115 @@ def pick_base(members: Iterable[FamilyMember]) -> FamilyMember:
     return min(members, key=lambda m: (m.accelerator_count, m.score_minutes, m.system))
 
 
+def scaling_kind(base_batch: float | None, batch: float | None) -> str | None:
+    """weak: the global batch grows with the system; strong: the same batch; else batch_shrinks."""
+    if base_batch is None or batch is None:
+        return None
+    return "weak" if batch > base_batch else "strong" if batch == base_batch else "batch_shrinks"
+
+
 @dataclass(frozen=True)
 class ScalingRow:
     system: str
     base_system: str
     size_ratio: float
-    speedup: float
-    convergence_scaling_efficiency: float
+    is_scaling_pair: bool
+    speedup: float | None
+    convergence_scaling_efficiency: float | None
     weak_scaling_efficiency: float | None
+    scaling_kind: str | None = None
 
 
 def family_scaling(members: Sequence[FamilyMember]) -> list[ScalingRow]:
-    """Every member of one scaling family against the family's base (as mart_scaling_efficiency)."""
+    """Every member of one scaling family against the family's base (as mart_scaling_efficiency).
+
+    Members of the base's size other than the base are not scaling rows: no speedup or efficiency."""
     base = pick_base(members)
     rows = []
     for m in sorted(members, key=lambda m: (m.accelerator_count, m.score_minutes, m.system)):
+        pair = m.accelerator_count != base.accelerator_count
+        measured = pair or m is base
         weak = None
-        if m.throughput and base.throughput:
+        if measured and m.throughput and base.throughput:
             weak = weak_scaling_efficiency(base.throughput, base.accelerator_count, m.throughput, m.accelerator_count)
         rows.append(ScalingRow(
             system=m.system,
             base_system=base.system,
             size_ratio=size_ratio(base.accelerator_count, m.accelerator_count),
-            speedup=speedup(base.score_minutes, m.score_minutes),
+            is_scaling_pair=pair,
+            speedup=speedup(base.score_minutes, m.score_minutes) if measured else None,
             convergence_scaling_efficiency=convergence_scaling_efficiency(
                 base.score_minutes, base.accelerator_count, m.score_minutes, m.accelerator_count
-            ),
+            ) if measured else None,
             weak_scaling_efficiency=weak,
+            scaling_kind=scaling_kind(base.global_batch_size, m.global_batch_size) if pair else None,
         ))
     return rows
+
+
+# ---- Checks that name the offending rows -------------------------------------------------------
+# Each finder returns one dict per offending row (round, submitter, system, benchmark, value, ...);
+# `describe` turns them into a line a person can read. The Dagster checks wrap these.
+
+RUN_RATIO_BAND = (0.9, 3.0)  # steady-state ÷ end-to-end throughput of one run
+MEDIAN_RATIO_BAND = (0.95, 2.0)  # the same, median over a benchmark's runs in one round
+WEAK_EFFICIENCY_BAND = (0.30, 1.10)
+
+
+def _rows(con, sql: str, params: list | None = None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def throughput_ratio_findings(con) -> dict[str, list[dict]]:
+    """Runs whose steady-state ÷ end-to-end throughput lies outside RUN_RATIO_BAND (left out of the
+    scaling marts), and benchmark rounds whose median lies outside MEDIAN_RATIO_BAND (a unit or
+    counting error in the benchmark's throughput)."""
+    lo, hi = RUN_RATIO_BAND
+    runs = _rows(con, """
+        select round, submitter, system, benchmark, round(steady_to_end_to_end_ratio, 3) as value, run_file
+        from fct_training_run
+        where scored and steady_to_end_to_end_ratio not between ? and ?
+        order by round, benchmark, submitter, system, run_file""", [lo, hi])
+    mlo, mhi = MEDIAN_RATIO_BAND
+    groups = _rows(con, """
+        select round, benchmark, round(median(steady_to_end_to_end_ratio), 3) as value,
+            count(*) as runs,
+            count(*) filter (where steady_to_end_to_end_ratio not between ? and ?) as runs_outside
+        from fct_training_run
+        where scored and steady_to_end_to_end_ratio is not null
+        group by all
+        having median(steady_to_end_to_end_ratio) not between ? and ?
+        order by round, benchmark""", [lo, hi, mlo, mhi])
+    return {"runs_outside_band": runs, "benchmark_rounds_failing": groups}
+
+
+def scaling_findings(con) -> list[dict]:
+    """Scaling rows outside the sensible range: convergence efficiency outside (0, 1.5] or weak
+    efficiency outside WEAK_EFFICIENCY_BAND (each with the mart's stated cause, if any)."""
+    lo, hi = WEAK_EFFICIENCY_BAND
+    return _rows(con, """
+        select round, submitter, system, benchmark,
+            round(coalesce(case when weak_scaling_efficiency not between ? and ? then weak_scaling_efficiency end,
+                           convergence_scaling_efficiency), 3) as value,
+            case when weak_scaling_efficiency not between ? and ? then 'weak' else 'convergence' end as measure,
+            weak_scaling_flag as cause
+        from mart_scaling_efficiency
+        where convergence_scaling_efficiency not between 1e-9 and 1.5
+            or weak_scaling_efficiency not between ? and ?
+        order by round, benchmark, submitter, system""", [lo, hi, lo, hi, lo, hi])
+
+
+def describe(title: str, rows: list[dict], limit: int = 8) -> str:
+    """`title: N — round submitter system benchmark = value (extra); ...` for a person to read."""
+    if not rows:
+        return f"{title}: none"
+    shown = []
+    for r in rows[:limit]:
+        who = " ".join(str(r[k]) for k in ("round", "submitter", "system", "benchmark") if r.get(k) is not None)
+        extra = [f"{k} {r[k]}" for k in r if k not in ("round", "submitter", "system", "benchmark", "value")
+                 and r[k] is not None]
+        shown.append(f"{who} = {r.get('value')}" + (f" ({', '.join(extra)})" if extra else ""))
+    more = f"; and {len(rows) - limit} more" if len(rows) > limit else ""
+    return f"{title}: {len(rows)} — " + "; ".join(shown) + more

@@ -178,7 +178,7 @@ def _refresh(
     backoff_seconds: float = 1.0,
 ) -> RefreshSummary:
     # Imported here: the Dagster definitions are only needed once a refresh runs.
-    from pipelines.defs.metrics.assets import metric_marts_sensible
+    from pipelines.defs.metrics.assets import metric_marts_sensible, throughput_cross_check
     from pipelines.defs.mlperf.assets import ROUND_ASSETS
     from pipelines.defs.mlperf.partitions import mlperf_rounds
     from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
@@ -243,7 +243,7 @@ def _refresh(
     result = dg.materialize(
         [warehouse_assets.mlperf_warehouse, warehouse_checks.quarantine_counts, warehouse_checks.training_result_unique,
          warehouse_checks.unmapped_accelerators, warehouse_checks.accelerators_without_peak,
-         warehouse_checks.mfu_at_most_one, metric_marts_sensible],
+         warehouse_checks.mfu_at_most_one, metric_marts_sensible, throughput_cross_check],
         instance=instance, resources=resources, raise_on_error=False, run_config=_QUIET,
     )
     meta = _metadata(result, "mlperf_warehouse") if result.success else {}
@@ -273,8 +273,11 @@ def _check_outcomes(result: dg.ExecuteInProcessResult) -> list[StepOutcome]:
         if evaluation.passed:
             continue
         blocking = evaluation.severity == dg.AssetCheckSeverity.ERROR
-        shown = [_shown(k, v.value) for k, v in evaluation.metadata.items() if v.value not in (0, "", None, {}, [])]
-        shown += _flagged_rows(evaluation.check_name)
+        summary = evaluation.metadata.get("summary")  # a check's own line for a person, when it has one
+        if summary is not None:
+            shown = [str(summary.value)]
+        else:
+            shown = [_shown(k, v.value) for k, v in evaluation.metadata.items() if v.value not in (0, "", None, {}, [])]
         outcomes.append(StepOutcome(f"check {evaluation.check_name}", not blocking, 0.0,
                                     _clip(f"{'failed: ' if blocking else _WARNING}{'; '.join(shown)}", 500)))
     return outcomes
@@ -284,31 +287,6 @@ def _shown(key: str, value) -> str:
     if isinstance(value, dict):
         return f"{key}: " + ", ".join(f"{k} ({v})" for k, v in value.items())
     return f"{key} {value:.3g}" if isinstance(value, float) else f"{key} {value}"
-
-
-# The rows behind a warning, so it can be looked at (the check itself only counts them).
-_FLAGGED_SQL = {
-    "metric_marts_sensible": "select round || ' ' || benchmark || ' ' || system from mart_scaling_efficiency "
-    "where convergence_scaling_efficiency not between 1e-9 and 1.5 or weak_scaling_efficiency not between 1e-9 and 1.5 "
-    "order by all",
-}
-
-
-def _flagged_rows(check_name: str, shown: int = 3) -> list[str]:
-    sql = _FLAGGED_SQL.get(check_name)
-    if sql is None:
-        return []
-    from .query import connect_readonly
-
-    try:
-        with connect_readonly(warehouse_dir() / "mlperf.duckdb") as con:
-            rows = [r for (r,) in con.execute(sql).fetchall()]
-    except Exception:  # naming rows is a courtesy; the check's own counts are already shown
-        return []
-    if not rows:
-        return []
-    more = f" and {len(rows) - shown} more" if len(rows) > shown else ""
-    return [f"rows: {', '.join(rows[:shown])}{more}"]
 
 
 def _after_publish(instance, resources, progress) -> StepOutcome:

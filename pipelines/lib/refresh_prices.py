@@ -9,7 +9,7 @@ from typing import Callable
 
 import dagster as dg
 
-from .refresh_job import _QUIET, StepOutcome, _error, _metadata
+from .refresh_job import _QUIET, StepOutcome, _clip, _error, _metadata
 
 
 def refresh_prices(instance: dg.DagsterInstance, resources: dict, progress: Callable[[str], None] = lambda _: None,
@@ -35,8 +35,9 @@ def refresh_prices(instance: dg.DagsterInstance, resources: dict, progress: Call
                 detail = (f"prices {meta.get('rows')}, quarantined {meta.get('quarantined')}, "
                           f"pages {meta.get('pages')}")
         else:
-            detail = _error(result) + ("; previous snapshot kept" if _has_snapshot(all_resources, provider)
-                                       else "; no earlier snapshot")
+            # the error is cut, never what it means for the data: a failure line stays under 160 characters
+            detail = _clip(_error(result), 90) + ("; previous snapshot kept" if _has_snapshot(all_resources, provider)
+                                                   else "; no earlier snapshot")
         outcomes.append(StepOutcome(f"prices {provider}", result.success, seconds, detail))
         progress(f"prices {provider}: {'ok' if result.success else 'FAILED'} in {seconds:.1f}s; {detail}")
     return outcomes

@@ -43,6 +43,10 @@ select
     first_value(submitter) over first_seen as first_seen_submitter,
     first_value(system) over first_seen as first_seen_system,
     precision_logged,
-    precision_evidence
+    precision_evidence,
+    throughput_counting,
+    progress_counted_in,
+    throughput_null_reason,
+    progress_offset
 from runs
 window first_seen as (partition by run_identity order by round_order, submitter, system, run_file)

@@ -42,31 +42,79 @@ def mlperf_report(context: dg.AssetExecutionContext, warehouse_location: Warehou
     )
 
 
+def _table_metadata(rows: list[dict]) -> dg.MetadataValue:
+    """Offending rows as a Markdown table (round, submitter, system, benchmark, value, ...)."""
+    if not rows:
+        return dg.MetadataValue.md("none")
+    columns = list(rows[0])
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join("" if r[c] is None else str(r[c]) for c in columns) + " |" for r in rows[:200]]
+    if len(rows) > 200:
+        lines.append(f"\n… and {len(rows) - 200} more")
+    return dg.MetadataValue.md("\n".join(lines))
+
+
 @dg.asset_check(
     asset=mlperf_warehouse,
-    description="Metric marts in sensible ranges: scaling efficiencies in (0, 1.5], costs positive, MFU in (0, 1]. "
-    "Warns (the SQL tests already block publishing on non-positive values and fan-out).",
+    description="Scaling efficiencies (convergence in (0, 1.5], weak in [0.30, 1.10]), costs positive, MFU in "
+    "(0, 1]; names every offending row (round, submitter, system, benchmark, value, stated cause). Warns: "
+    "the SQL tests already block publishing on non-positive values and fan-out, and every weak efficiency "
+    "outside its band carries a cause in mart_scaling_efficiency.weak_scaling_flag to read before using it.",
 )
 def metric_marts_sensible(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
+    from pipelines.lib.metrics import _rows, describe, scaling_findings
+
     with connect_readonly(published_db(warehouse_location.path())) as con:
         tables = {t for (t,) in con.execute("select table_name from information_schema.tables").fetchall()}
-        counts = {}
+        found: dict[str, list[dict]] = {}
         if "mart_scaling_efficiency" in tables:
-            counts["scaling_out_of_range"] = con.execute(
-                "select count(*) from mart_scaling_efficiency where convergence_scaling_efficiency not between 1e-9 and 1.5 "
-                "or weak_scaling_efficiency not between 1e-9 and 1.5"
-            ).fetchone()[0]
+            found["scaling out of range"] = scaling_findings(con)
         if "mart_cost_to_train" in tables:
-            counts["costs_not_positive"] = con.execute(
-                "select count(*) from mart_cost_to_train where not cost_to_train_usd > 0"
-            ).fetchone()[0]
+            found["cost not positive"] = _rows(con, """
+                select round, submitter, system, benchmark, cost_to_train_usd as value
+                from mart_cost_to_train where not cost_to_train_usd > 0""")
         if "mart_utilization" in tables:
-            counts["mfu_out_of_range"] = con.execute(
-                "select count(*) from mart_utilization where mfu <= 0 or mfu > 1"
-            ).fetchone()[0]
+            found["MFU out of (0, 1]"] = _rows(con, """
+                select round, submitter, system, benchmark, round(mfu, 3) as value
+                from mart_utilization where mfu <= 0 or mfu > 1 order by mfu desc""")
     missing = sorted({"mart_scaling_efficiency", "mart_cost_to_train", "mart_utilization"} - tables)
+    lines = [describe(title, rows) for title, rows in found.items() if rows]
+    if missing:
+        lines.append("missing marts: " + ", ".join(missing))
     return dg.AssetCheckResult(
-        passed=not missing and not any(counts.values()),
+        passed=not missing and not any(found.values()),
         severity=dg.AssetCheckSeverity.WARN,
-        metadata=counts | {"missing_marts": ", ".join(missing)},
+        metadata={"summary": " | ".join(lines) or "all metric marts in range"}
+        | {f"{title} (rows)": len(rows) for title, rows in found.items()}
+        | {title: _table_metadata(rows) for title, rows in found.items()}
+        | {"missing_marts": ", ".join(missing)},
+    )
+
+
+@dg.asset_check(
+    asset=mlperf_warehouse,
+    description="Throughput cross-check: per run, steady-state ÷ end-to-end throughput (samples to converge / time "
+    "to train, same unit). Fails (ERROR: a unit or counting error makes every throughput-based figure of the "
+    "benchmark wrong) when the median of a benchmark in a round lies outside [0.95, 2.0]; lists every run "
+    "outside [0.9, 3.0] with its file (those runs are left out of the scaling marts, with the reason in "
+    "fct_training_run.throughput_check_reason).",
+)
+def throughput_cross_check(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
+    from pipelines.lib.metrics import describe, throughput_ratio_findings
+
+    with connect_readonly(published_db(warehouse_location.path())) as con:
+        found = throughput_ratio_findings(con)
+    failing, runs = found["benchmark_rounds_failing"], found["runs_outside_band"]
+    summary = describe("benchmark rounds failing", failing) + " | " + describe(
+        "runs outside [0.9, 3.0] (left out of scaling)", [{k: v for k, v in r.items()} for r in runs])
+    return dg.AssetCheckResult(
+        passed=not failing,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            "summary": summary,
+            "benchmark_rounds_failing": len(failing),
+            "runs_outside_band": len(runs),
+            "failing benchmark rounds": _table_metadata(failing),
+            "runs outside [0.9, 3.0]": _table_metadata(runs),
+        },
     )

@@ -21,6 +21,8 @@ _RUN_TYPES = {
     "throughput_unit": pl.String, "log_lines": pl.Int64, "mllog_lines": pl.Int64, "parse_errors": pl.Int64,
     "first_parse_error": pl.String, "log_sha256": pl.String,
     "precision_logged": pl.String, "precision_evidence": pl.String,
+    "throughput_counting": pl.String, "progress_counted_in": pl.String, "throughput_null_reason": pl.String,
+    "progress_offset": pl.Float64,
 }
 _SYSTEM_TYPES = {
     "round": pl.String, "submitter": pl.String, "system": pl.String, "system_name": pl.String,

@@ -187,6 +187,7 @@ def fetch_catalog(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPoli
     parts: list[ParsedPrices] = []
     files: list[Path] = []
     failures: list[dict[str, str]] = []
+    causes: list[str] = []  # short, for the one-line failure
     with make_session() as session:
         for cloud in clouds:
             url = f"{_base(base_url)}/{catalog_path(cloud)}"
@@ -197,11 +198,12 @@ def fetch_catalog(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPoli
                 parts.append(parse_skypilot_vms_csv(result.path.read_bytes(), cloud,
                                                     file=catalog_path(cloud), source_url=url))
             except (FetchError, ValueError) as error:
+                causes.append(f"{cloud}: {str(error).replace(url + ': ', '')}")
                 failures.append({"source": "prices/catalog", "file": catalog_path(cloud), "record": url,
                                  "reason": f"catalog file for {cloud} not read: {error}",
                                  "payload": payload_text({"cloud": cloud, "url": url})})
     if not parts:
-        raise PriceFetchError("catalog: no vms.csv could be read: " + "; ".join(f["reason"] for f in failures))
+        raise PriceFetchError(f"catalog: none of {len(failures)} vms.csv files could be read ({causes[0]}, ...)")
     parsed = concat_parsed(parts, source="prices/catalog")
     if failures:
         lost = pl.DataFrame(failures, schema=PARSED_QUARANTINE_SCHEMA, orient="row")
