@@ -14,6 +14,8 @@
 -- Runs whose steady-state ÷ end-to-end throughput fails its check (fct_training_run
 -- .throughput_check_reason) are left out of the mean throughput; `throughput_exclusion` says so.
 -- `accelerator` is the dim_system accelerator key, else the declared accelerator model name.
+-- Carried-over results (fct_training_result.carried_over_from) are left out: not scaling evidence of
+-- this round.
 with framework_patterns (framework_family, pattern) as (
     -- The framework family: NeMo, Megatron, DeepSpeed, Composer run on PyTorch, so
     -- "PyTorch NVIDIA Release 24.09" and "NeMo + PyTorch" are one family. Matched on the system
@@ -107,6 +109,8 @@ results as (
     where r.score_minutes > 0
         and r.accelerator_count > 0
         and coalesce(s.accelerator, r.accelerator_model_name) is not null
+        -- runs that all appeared in an earlier round are that round's evidence, not this one's
+        and r.carried_over_from is null
 ),
 
 ranked as (
