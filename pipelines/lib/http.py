@@ -462,6 +462,14 @@ def get_json(url: str, *, params: dict | None = None, headers: dict | None = Non
         raise FetchError(f"{shown}: invalid JSON in {len(body)}-byte body: {_one_line(exc)}") from exc
 
 
+def read_bounded(resp: requests.Response, url: str, policy: RetryPolicy = RetryPolicy()) -> bytes:
+    """The whole body of a streamed response, read under the policy's limits."""
+    reader = _BoundedBody(resp, url, _Limits.of(policy))
+    body = b"".join(reader)
+    reader.check_complete()
+    return body
+
+
 def check_followed_url(link: str, base_url: str, what: str) -> str:
     """`link` (found in an upstream response), resolved against `base_url`, if it may be followed.
 

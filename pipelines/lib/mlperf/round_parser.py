@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import compliance
+from ..jsonsafe import loads_bounded
 from .archive import iter_members
 from .mllog import MLP05, format_for_round, normalize_v05, parse_log
 from .runs import run_facts
@@ -181,6 +182,22 @@ def _score_batch(batch: list[tuple[str, bytes]], round_version: str, ruleset: st
     return out
 
 
+def die_with_parent() -> None:
+    """Worker initializer: the kernel kills this worker when its parent (the fork server, which
+    exits with the refresh) dies, so a killed refresh leaves no workers behind. Linux only."""
+    import ctypes
+    import signal
+
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: workers still exit when the task queue closes
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
 class ResultScorer:
     """Scores result logs in worker processes while the archive is still being read.
 
@@ -190,6 +207,7 @@ class ResultScorer:
 
     BATCH_BYTES = 4 << 20
     IN_FLIGHT = 6
+    IN_FLIGHT_BYTES = 256 << 20  # a few huge logs must not pile up in memory either
 
     def __init__(self, round_version: str, ruleset: str | None, workers: int | None, small: bool = False):
         self.args = (round_version, ruleset)
@@ -199,7 +217,8 @@ class ResultScorer:
         if workers > 1 and not small:
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload([__name__])
-            self.pool = ProcessPoolExecutor(workers, mp_context=ctx)
+            # The fork server exits when this process dies; its workers die with it (not minutes later).
+            self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=die_with_parent)
         self.batch: list[tuple[str, bytes]] = []
         self.batch_bytes = 0
         self.pending: deque = deque()
@@ -225,14 +244,14 @@ class ResultScorer:
         if self.pool is None:
             self.done.extend(_score_batch(batch, *self.args))
             return
-        self.pending.append(self.pool.submit(_score_batch, batch, *self.args))
-        while len(self.pending) > self.IN_FLIGHT:
-            self.done.extend(self.pending.popleft().result())
+        self.pending.append((self.pool.submit(_score_batch, batch, *self.args), sum(len(d) for _, d in batch)))
+        while len(self.pending) > self.IN_FLIGHT or sum(n for _, n in self.pending) > self.IN_FLIGHT_BYTES:
+            self.done.extend(self.pending.popleft()[0].result())
 
     def results(self) -> list[tuple]:
         self._flush()
         while self.pending:
-            self.done.extend(self.pending.popleft().result())
+            self.done.extend(self.pending.popleft()[0].result())
         return self.done
 
 
@@ -251,7 +270,7 @@ def _add_benchmark_json(tables, round_version, member, submitter, system, benchm
         return  # other JSON beside the logs (e.g. privateid.json) carries nothing we model
     factor, problem = None, None
     try:
-        doc = json.loads(member.data)
+        doc = loads_bounded(member.data)
         factor = float(doc["scaling_factor"])
     except (ValueError, KeyError, TypeError) as exc:
         problem = f"scaling.json unusable ({type(exc).__name__}: {exc}); the benchmark gets no score"

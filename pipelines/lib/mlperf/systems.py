@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import re
+
+from ..jsonsafe import JSONTooDeep, loads_bounded
 
 # Misspellings seen in published systems files, mapped to the schema's key.
 _KEY_ALIASES = {
@@ -100,8 +101,10 @@ def _from_entry_json(doc: dict) -> dict:
 def parse_system(data: bytes, submitter: str, system: str) -> dict:
     """One normalized system row. Raises ValueError with a clear reason if the file is unusable."""
     try:
-        doc = json.loads(data.decode("utf-8-sig", errors="replace"))
-    except json.JSONDecodeError as exc:
+        doc = loads_bounded(data.decode("utf-8-sig", errors="replace"))
+    except JSONTooDeep as exc:
+        raise ValueError(f"system description: {exc}") from exc
+    except ValueError as exc:
         raise ValueError(f"system description is not valid JSON: {exc}") from exc
     if not isinstance(doc, dict):
         raise ValueError("system description is not a JSON object")
