@@ -37,7 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a clear one-line error for users; tracebacks with MLPERF_DEBUG=1
         if os.environ.get("MLPERF_DEBUG"):
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        from pipelines.lib.redaction import redact
+
+        print(f"error: {redact(exc)}", file=sys.stderr)
         return 1
 
 

@@ -20,6 +20,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.warehouse_dir:
         os.environ["MLPERF_WAREHOUSE_DIR"] = str(args.warehouse_dir)
+    from pipelines.lib.redaction import redact
     from pipelines.lib.refresh_job import refresh
     from pipelines.lib.rounds import configured_rounds, normalize_round
 
@@ -29,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
         rounds,
         url_template=args.results_url_template,
         prices=not args.no_prices,
-        progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+        progress=lambda msg: print(redact(msg), file=sys.stderr, flush=True),
     )
-    print(summary.render())
+    print(redact(summary.render()))
     print(f"total {time.perf_counter() - started:.1f}s")
     return 0 if summary.ok else 1

@@ -22,7 +22,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, indent=2, default=str))
         return 0
-    if status["built_at"] is None:
+    if status["damaged"]:
+        published = status["published"] or {}
+        print(f"published file DAMAGED: {status['path']}: {status['damaged']}")
+        print(f"  published.json says: build {published.get('build', '?')} built at {published.get('built_at', '?')}")
+        print("  the next refresh republishes the newest kept build that opens; or run `mlperf-warehouse rollback`")
+    elif status["built_at"] is None:
         print(f"no published warehouse at {status['path']}; run `mlperf-warehouse refresh`")
     else:
         published = (status["published"] or {}).get("build", "?")

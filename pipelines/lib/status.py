@@ -17,7 +17,9 @@ def record_refresh_outcome(base: Path | None, ok: bool, detail: str) -> Path:
     """Remember the last refresh's outcome (written atomically: status may read it at any time)."""
     directory = builds_dir(base)
     directory.mkdir(parents=True, exist_ok=True)
-    record = {"ok": ok, "detail": detail, "at": datetime.now(timezone.utc).isoformat()}
+    from .redaction import redact
+
+    record = {"ok": ok, "detail": redact(detail), "at": datetime.now(timezone.utc).isoformat()}
     return atomic_write(directory / LAST_REFRESH, lambda tmp: tmp.write_text(json.dumps(record, indent=2)))
 
 
@@ -40,9 +42,17 @@ def warehouse_status(base: Path | None = None) -> dict:
     base = (base or warehouse_dir()).resolve()
     status = {"path": str(published_db(base)), "published": published_info(base), "last_refresh": last_refresh(base),
               "builds": [p.name for p in list_builds(base)], "built_at": None, "fingerprint": None,
-              "rounds": [], "prices": {}}
+              "rounds": [], "prices": {}, "damaged": None}
     if not published_db(base).exists():
         return status
+    try:
+        _read_published(status, base, connect_readonly)
+    except Exception as exc:  # a damaged file: show what the other records say, and how to recover
+        status["damaged"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    return status
+
+
+def _read_published(status: dict, base: Path, connect_readonly) -> None:
     with connect_readonly(published_db(base)) as con:
         names = {n for (n,) in con.execute("select table_name from information_schema.tables").fetchall()}
         if "_build_info" in names:
@@ -52,4 +62,3 @@ def warehouse_status(base: Path | None = None) -> dict:
         if "fct_cloud_price" in names:
             status["prices"] = dict(con.execute(
                 "select provider, max(fetched_at)::varchar from fct_cloud_price group by 1 order by 1").fetchall())
-    return status

@@ -148,7 +148,66 @@ def run_sql_tests(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> li
 
 
 def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUILDS) -> BuildResult:
+    """Build, test and publish, one build at a time per warehouse (others wait for the lock)."""
+    from .locking import build_lock
+
     base = (base or warehouse_dir()).resolve()
+    builds_dir(base).mkdir(parents=True, exist_ok=True)
+    with build_lock(builds_dir(base)):
+        remove_unfinished_builds(base)
+        republish_if_damaged(base)
+        return _build(base, force=force, keep=keep)
+
+
+def published_opens(base: Path | None = None) -> str | None:
+    """None if the published file opens and holds a finished build; else why not."""
+    target = published_db(base)
+    try:
+        con = duckdb.connect(str(target), read_only=True)
+        try:
+            con.execute("select built_at from _build_info").fetchone()
+        finally:
+            con.close()
+    except Exception as exc:  # duckdb raises several kinds for a damaged file
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return None
+
+
+def republish_if_damaged(base: Path) -> dict | None:
+    """A published file that does not open is replaced by the newest kept build that does."""
+    from .publishing import _build_record, complete_builds
+
+    if not published_db(base).exists() or published_opens(base) is None:
+        return None
+    for candidate in reversed(complete_builds(base)):
+        record = _build_record(candidate) | {"republished_because": "published file did not open"}
+        publish(candidate, base)
+        write_published_info(record, base)
+        return record
+    return None
+
+
+def remove_unfinished_builds(base: Path) -> list[Path]:
+    """Under the build lock no build is running, so a WAL file or a build without `_build_info`
+    is what a killed or failed build left behind (a WAL would also block opening its file)."""
+    from .publishing import complete_builds
+
+    removed = []
+    for wal in [*builds_dir(base).glob("*.wal"), published_db(base).with_name(published_db(base).name + ".wal")]:
+        if wal.exists():
+            wal.unlink()
+            removed.append(wal)
+    published = published_db(base)
+    published_inode = published.stat().st_ino if published.exists() else None
+    complete = set(complete_builds(base))
+    for path in list_builds(base):
+        if path not in complete and path.stat().st_ino != published_inode:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _build(base: Path, *, force: bool, keep: int) -> BuildResult:
     fingerprint = input_fingerprint(base)
     target = published_db(base)
     if not force and target.exists() and published_fingerprint(base) == fingerprint:
@@ -187,7 +246,13 @@ def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUI
             con.close()
     except BaseException:
         build_path.unlink(missing_ok=True)
+        build_path.with_name(build_path.name + ".wal").unlink(missing_ok=True)
         raise
+    newer = (read_published_info(base) or {}).get("build")
+    if newer and newer > build_path.name and target.exists():
+        # Builds are serialized by the lock, so this only happens after a clock step back; never
+        # let an older build replace a newer published one.
+        return BuildResult(False, target, fingerprint, counts, skipped=True)
     publish(build_path, base)
     write_published_info(
         {"fingerprint": fingerprint, "build": build_path.name, "built_at": built_at, "row_counts": counts}, base
