@@ -138,13 +138,49 @@ def _load_derived(con: duckdb.DuckDBPyConnection) -> None:
         con.executemany("insert into raw_mlperf_accelerator_map values (?, ?, ?, ?)", rows)
 
 
+SHOWN_ROWS = 5
+
+
 def run_sql_tests(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> list[str]:
+    """Each failing test with its offending rows (column = value) and the source each came from."""
     failures = []
     for path in sorted(sql_dir.glob("tests/*.sql")):
-        rows = con.execute(path.read_text()).fetchmany(5)
-        if rows:
-            failures.append(f"{path.stem}: {rows}")
+        cursor = con.execute(path.read_text())
+        rows = cursor.fetchmany(SHOWN_ROWS + 1)
+        if not rows:
+            continue
+        names = [d[0] for d in cursor.description]
+        lines = [f"{path.stem}: {'more than ' if len(rows) > SHOWN_ROWS else ''}{min(len(rows), SHOWN_ROWS)} offending row(s)"]
+        for row in rows[:SHOWN_ROWS]:
+            record = dict(zip(names, row))
+            shown = ", ".join(f"{k}={v!r}" for k, v in record.items())
+            lines.append(f"  - {shown}  [source: {row_source(con, record)}]")
+        failures.append("\n".join(lines))
     return failures
+
+
+def row_source(con: duckdb.DuckDBPyConnection, record: dict) -> str:
+    """Where an offending row's data came from: the result files of a result, the snapshot and URL
+    of a price, else the raw table it traces to."""
+    parts = []
+    key = {k: record.get(k) for k in ("round", "submitter", "system", "benchmark")}
+    if key["round"] is not None and key["submitter"] is not None:
+        where = " and ".join(f"{k} = ?" for k, v in key.items() if v is not None)
+        files = [f for (f,) in con.execute(
+            f"select run_file from raw_mlperf_runs where {where} order by 1 limit 3",
+            [v for v in key.values() if v is not None]).fetchall()]
+        archive = f"results archive {key['round']} (raw/mlperf/training_results_{key['round']}.tar.gz)"
+        parts.append(archive + (f", files {', '.join(files)}" if files else ""))
+    elif key["round"] is not None:
+        parts.append(f"results archive {key['round']}")
+    if record.get("provider") is not None:
+        args = [record["provider"]] + [record.get(k) for k in ("sku", "region", "pricing_model")]
+        found = con.execute(
+            "select snapshot, source_url from raw_cloud_prices where provider = ? and (? is null or sku = ?) "
+            "and (? is null or region = ?) and (? is null or pricing_model = ?) order by fetched_at desc limit 1",
+            [args[0], args[1], args[1], args[2], args[2], args[3], args[3]]).fetchall()
+        parts.append(f"price list {record['provider']}" + (f" snapshot {found[0][0]} ({found[0][1]})" if found else ""))
+    return "; ".join(parts) or "see the test's SQL for the tables it reads"
 
 
 def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUILDS) -> BuildResult:
@@ -229,7 +265,9 @@ def _build(base: Path, *, force: bool, keep: int) -> BuildResult:
                 con.execute(f"create or replace {kind} {name} as {models[name]}")
             failures = run_sql_tests(con)
             if failures:
-                raise BuildFailed("warehouse checks failed, nothing published:\n" + "\n".join(failures))
+                # The first line is what a one-line summary shows: each test with its first offending row.
+                headline = "; ".join(f.splitlines()[0] + " e.g. " + f.splitlines()[1].strip("- ") for f in failures)
+                raise BuildFailed(f"warehouse checks failed, nothing published: {headline}\n" + "\n".join(failures))
             built_at = datetime.now(timezone.utc).isoformat()
             con.execute(
                 "create table _build_info as select ?::varchar as built_at, ?::varchar as fingerprint",
