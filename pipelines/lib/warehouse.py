@@ -246,7 +246,7 @@ def remove_unfinished_builds(base: Path) -> list[Path]:
 def _build(base: Path, *, force: bool, keep: int) -> BuildResult:
     fingerprint = input_fingerprint(base)
     target = published_db(base)
-    if not force and target.exists() and published_fingerprint(base) == fingerprint:
+    if not force and target.exists() and published_fingerprint(base) == fingerprint and published_opens(base) is None:
         return BuildResult(False, target, fingerprint, {}, skipped=True)
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
