@@ -84,7 +84,7 @@ def _text(value) -> str | None:
 
 def _from_entry_json(doc: dict) -> dict:
     """v0.5/v0.6 `entry.json`: hardware in `nodes[]`."""
-    nodes = doc.get("nodes") or [{}]
+    nodes = doc.get("nodes") if isinstance(doc.get("nodes"), list) and doc.get("nodes") else [{}]
     first = nodes[0] if isinstance(nodes[0], dict) else {}
     return {
         "division": doc.get("division"),
