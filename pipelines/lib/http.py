@@ -29,7 +29,7 @@ import requests
 import urllib3.exceptions
 
 from .limits import human, limit
-from .redaction import redact
+from .redaction import redact, redact_bytes
 
 CHUNK_SIZE = 1 << 20
 T = TypeVar("T")
@@ -456,6 +456,7 @@ def get_json(url: str, *, params: dict | None = None, headers: dict | None = Non
     finally:
         if own_session:
             http.close()
+    body = redact_bytes(body)  # kept as raw files and parsed into rows: no secret may ride along
     try:
         return loads_bounded(body), body
     except ValueError as exc:  # includes UnicodeDecodeError; a consistent bad body won't improve on retry
