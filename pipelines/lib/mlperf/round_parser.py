@@ -182,20 +182,33 @@ def _score_batch(batch: list[tuple[str, bytes]], round_version: str, ruleset: st
     return out
 
 
-def die_with_parent() -> None:
-    """Worker initializer: the kernel kills this worker when its parent (the fork server, which
-    exits with the refresh) dies, so a killed refresh leaves no workers behind. Linux only."""
-    import ctypes
-    import signal
+def die_with_parent(refresh_pid: int) -> None:
+    """Worker initializer: exit as soon as the refresh process is gone, so a killed refresh leaves
+    no workers behind. (The fork server cannot do it: each worker holds the pipe the fork server
+    watches, so neither sees the refresh die.) Waits on a pidfd (Linux), else checks every second."""
+    import select
+    import threading
+    import time
 
-    parent = os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux: workers still exit when the task queue closes
-        return
-    if os.getppid() != parent:  # the parent died before prctl took effect
+    def watch() -> None:
+        try:
+            fd = os.pidfd_open(refresh_pid)
+        except (AttributeError, OSError):  # not Linux, or already gone
+            fd = None
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while True:
+                try:
+                    os.kill(refresh_pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    pass
+                time.sleep(1.0)
         os._exit(1)
+
+    threading.Thread(target=watch, name="die-with-refresh", daemon=True).start()
 
 
 class ResultScorer:
@@ -217,8 +230,9 @@ class ResultScorer:
         if workers > 1 and not small:
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload([__name__])
-            # The fork server exits when this process dies; its workers die with it (not minutes later).
-            self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=die_with_parent)
+            # Workers exit when this process dies, not minutes later when their batch is done.
+            self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=die_with_parent,
+                                            initargs=(os.getpid(),))
         self.batch: list[tuple[str, bytes]] = []
         self.batch_bytes = 0
         self.pending: deque = deque()
