@@ -180,3 +180,30 @@ def test_a_local_source_follows_only_relative_links_inside_it(tmp_path):
     for link in ("/etc/passwd", "../outside.json", "file:///etc/passwd"):
         with pytest.raises(UnsafeURL):
             check_followed_url(link, str(tmp_path), "t")
+
+
+def test_aws_region_index_pointing_at_a_local_file_copies_nothing(server, tmp_path):
+    import json
+
+    from pipelines.lib.prices.fetch import AWS_REGION_INDEX_PATH, PriceFetchError, fetch_aws
+
+    for target in ("file:///etc/passwd", "http://evil.example/offer.json", "/etc/passwd"):
+        index = {"regions": {"us-east-1": {"currentVersionUrl": target}}}
+        server.route(AWS_REGION_INDEX_PATH, fixed(json.dumps(index).encode()))
+        with pytest.raises((PriceFetchError, UnsafeURL)) as caught:
+            fetch_aws(server.url, tmp_path / "raw", POLICY, day="2026-11-30")
+        assert "refusing" in str(caught.value)
+        assert not list((tmp_path / "raw" / "aws").rglob("offer_*")), target
+    assert [path for path, _ in server.requests] == [AWS_REGION_INDEX_PATH] * 3  # only the index was fetched
+
+
+def test_azure_next_page_link_to_another_host_is_refused(server, tmp_path):
+    import json
+
+    from pipelines.lib.prices.fetch import AZURE_PATH, PriceFetchError, fetch_azure
+
+    page = {"Items": [], "NextPageLink": "http://evil.example/api/retail/prices?$skip=100"}
+    server.route(AZURE_PATH, fixed(json.dumps(page).encode()))
+    with pytest.raises((PriceFetchError, UnsafeURL), match="refusing 'http://evil.example"):
+        fetch_azure(server.url, tmp_path / "raw", POLICY, day="2026-11-30")
+    assert len(server.requests) == 1
