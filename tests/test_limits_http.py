@@ -187,7 +187,7 @@ def test_aws_region_index_pointing_at_a_local_file_copies_nothing(server, tmp_pa
 
     from pipelines.lib.prices.fetch import AWS_REGION_INDEX_PATH, PriceFetchError, fetch_aws
 
-    for target in ("file:///etc/passwd", "http://evil.example/offer.json", "/etc/passwd"):
+    for target in ("file:///etc/passwd", "http://evil.example/offer.json", "ftp://127.0.0.1/offer.json"):
         index = {"regions": {"us-east-1": {"currentVersionUrl": target}}}
         server.route(AWS_REGION_INDEX_PATH, fixed(json.dumps(index).encode()))
         with pytest.raises((PriceFetchError, UnsafeURL)) as caught:
