@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import math
 import re
 import subprocess
@@ -14,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from conftest import SHARED_MLPERF, needs_shared_mlperf
-from support.logs import make_archive, mllog, open_ssd_run, system_json
+from support.logs import make_archive, open_ssd_run, system_json
 
 from pipelines.lib.mlperf.archive import ArchiveError, iter_members
 from pipelines.lib.mlperf.mllog import MLLOG, parse_log

@@ -8,7 +8,6 @@ import io
 import json
 import math
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

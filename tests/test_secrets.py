@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import dagster as dg
-import pytest
 from support.hostile_server import HostileServer, deep_json, endless, fixed
 
 from pipelines.lib.prices.fetch import GCP_SERVICES, GCP_SKUS_PATH
