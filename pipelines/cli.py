@@ -100,7 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a clear one-line error for users; tracebacks with MLPERF_DEBUG=1
         if os.environ.get("MLPERF_DEBUG"):
             raise
-        print(f"error: {_without_class_name(exc)}", file=sys.stderr)
+        from pipelines.lib.redaction import redact
+
+        print(f"error: {redact(_without_class_name(exc))}", file=sys.stderr)
         return 1
 
 

@@ -6,6 +6,17 @@ from pandera.api.polars.types import PolarsData
 
 ROUND = r"^v\d+\.\d+$"
 
+# Bounds that no real log comes near (checked against every shared round) but that catch NaN, ±inf,
+# negative and absurd values before they reach SQL. In Polars NaN compares above every number,
+# so an upper bound also refuses NaN.
+MAX_EPOCH_MS = 1e13  # the year 2286; real logs: 1.5e12-1.8e12
+MAX_MINUTES = 1e6  # about two years of training; real: under 1,000
+MAX_SAMPLES = 1e11  # real samples to converge: under 1.5e9 (GPT-3 counts tokens)
+MAX_BLOCK_SAMPLES = 1e10  # real samples_count / epoch_count in one block: under 6e7
+MAX_THROUGHPUT = 1e10  # real steady-state throughput: under 7e6 units per second
+MAX_BATCH = 1e9
+SAMPLES_OVER_MEDIAN = 1_000  # real runs: at most 5x their benchmark's median in a round
+
 
 class MlperfEvent(pa.DataFrameModel):
     """One timeline line of a result log (run, init, block, epoch and eval events)."""
@@ -13,14 +24,14 @@ class MlperfEvent(pa.DataFrameModel):
     round: str = pa.Field(str_matches=ROUND)
     run_file: str
     lineno: int = pa.Field(ge=0)
-    time_ms: float = pa.Field(ge=0)
+    time_ms: float = pa.Field(ge=0, le=MAX_EPOCH_MS)
     key: str = pa.Field(isin=[
         "init_start", "init_stop", "run_start", "run_stop", "block_start", "block_stop",
         "epoch_start", "epoch_stop", "eval_accuracy",
     ])
-    value: float = pa.Field(nullable=True)
-    epoch_count: float = pa.Field(nullable=True, ge=0)
-    samples_count: float = pa.Field(nullable=True, ge=0)
+    value: float = pa.Field(nullable=True, ge=-1e15, le=1e15)
+    epoch_count: float = pa.Field(nullable=True, ge=0, le=MAX_BLOCK_SAMPLES)
+    samples_count: float = pa.Field(nullable=True, ge=0, le=MAX_BLOCK_SAMPLES)
 
 
 class MlperfRun(pa.DataFrameModel):
@@ -34,13 +45,13 @@ class MlperfRun(pa.DataFrameModel):
     passed_compliance: bool
     drop_reason: str = pa.Field(nullable=True)
     current_rules_drop_reason: str = pa.Field(nullable=True)
-    run_start_ms: float = pa.Field(nullable=True, ge=0)
-    run_stop_ms: float = pa.Field(nullable=True, ge=0)
-    time_to_train_minutes: float = pa.Field(nullable=True)
-    global_batch_size: float = pa.Field(nullable=True, ge=0)
-    samples_to_converge: float = pa.Field(nullable=True, ge=0)
-    seed: float = pa.Field(nullable=True)
-    steady_state_throughput: float = pa.Field(nullable=True, ge=0)
+    run_start_ms: float = pa.Field(nullable=True, ge=0, le=MAX_EPOCH_MS)
+    run_stop_ms: float = pa.Field(nullable=True, ge=0, le=MAX_EPOCH_MS)
+    time_to_train_minutes: float = pa.Field(nullable=True, ge=0, le=MAX_MINUTES)
+    global_batch_size: float = pa.Field(nullable=True, ge=0, le=MAX_BATCH)
+    samples_to_converge: float = pa.Field(nullable=True, ge=0, le=MAX_SAMPLES)
+    seed: float = pa.Field(nullable=True, ge=-1e20, le=1e20)
+    steady_state_throughput: float = pa.Field(nullable=True, ge=0, le=MAX_THROUGHPUT)
     throughput_unit: str = pa.Field(nullable=True)
     parse_errors: int = pa.Field(ge=0)
     log_sha256: str = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
@@ -50,6 +61,14 @@ class MlperfRun(pa.DataFrameModel):
     progress_counted_in: str = pa.Field(nullable=True, isin=["epochs", "samples"])
     throughput_null_reason: str = pa.Field(nullable=True)
     progress_offset: float = pa.Field(nullable=True, ge=0)
+
+    @pa.dataframe_check(error=f"samples_to_converge over {SAMPLES_OVER_MEDIAN}x its benchmark's median in the round")
+    def samples_near_their_benchmark(cls, data: PolarsData) -> pl.LazyFrame:
+        """Sample counts per benchmark: one run claiming far more samples than its peers is an edit or a
+        logging bug, and would turn into an absurd utilization in SQL."""
+        samples = pl.col("samples_to_converge")
+        median = samples.median().over("round", "benchmark")
+        return data.lazyframe.select((samples <= SAMPLES_OVER_MEDIAN * median).fill_null(True))
 
     @pa.dataframe_check
     def scored_runs_have_a_positive_time(cls, data: PolarsData) -> pl.LazyFrame:
@@ -72,7 +91,7 @@ class MlperfSystem(pa.DataFrameModel):
     accelerator_model_name: str = pa.Field(nullable=True)
     accelerators_per_node: int = pa.Field(nullable=True, ge=0, le=100_000)
     number_of_nodes: int = pa.Field(nullable=True, ge=0, le=100_000)
-    accelerator_count: int = pa.Field(nullable=True, ge=0)
+    accelerator_count: int = pa.Field(nullable=True, ge=0, le=10_000_000)
     precision_stated: str = pa.Field(nullable=True, isin=["fp4", "fp8", "bf16"])
 
     class Config:

@@ -29,8 +29,9 @@ class CloudPriceRow(pa.DataFrameModel):
     region: pe.String = pa.Field(str_length={"min_value": 1})
     pricing_model: pe.String = pa.Field(isin=PRICING_MODELS)
     accelerator: pe.String = pa.Field(nullable=True)
-    accelerators_per_instance: pe.Int64 = pa.Field(ge=1)
-    price_per_hour_usd: pe.Float64 = pa.Field(gt=0)
+    accelerators_per_instance: pe.Int64 = pa.Field(ge=1, le=65_536)  # TPU pod slices: thousands of chips
+    # An upper bound also refuses NaN (it compares above every number in Polars).
+    price_per_hour_usd: pe.Float64 = pa.Field(gt=0, le=MAX_PLAUSIBLE_PER_ACCELERATOR_HOUR_USD * 65_536)
     price_per_accelerator_hour_usd: pe.Float64 = pa.Field(gt=0, le=MAX_PLAUSIBLE_PER_ACCELERATOR_HOUR_USD)
     effective_date: pe.Date = pa.Field(nullable=True)
     currency: pe.String = pa.Field(isin=["USD"])

@@ -10,7 +10,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipelines.lib.exports import export
+from pipelines.lib.exports import EXPORT_MARKER, export
 from pipelines.lib.status import record_refresh_outcome
 from support.mini_warehouse import build_warehouse
 
@@ -62,11 +62,12 @@ def test_csv_export_selected_tables(built, tmp_path):
     for table in manifest["tables"]:
         assert pl.read_csv(out / table["path"]).height == table["rows"]
         assert _con().execute("select count(*) from read_csv(?)", [str(out / table["path"])]).fetchone()[0] == table["rows"]
-    assert sorted(p.name for p in out.iterdir()) == ["dim_system.csv", "fct_training_result.csv", "manifest.json"]
+    assert sorted(p.name for p in out.iterdir()) == [EXPORT_MARKER, "dim_system.csv", "fct_training_result.csv",
+                                                     "manifest.json"]
 
     # Re-exporting replaces the previous export as a whole (no stale files left behind).
     export(out, "csv", ["dim_system"])
-    assert sorted(p.name for p in out.iterdir()) == ["dim_system.csv", "manifest.json"]
+    assert sorted(p.name for p in out.iterdir()) == [EXPORT_MARKER, "dim_system.csv", "manifest.json"]
 
 
 @pytest.mark.parametrize("bad", ['fct_training_result" ; drop table dim_system; --', "raw_mlperf_runs", "_build_info"])
@@ -83,6 +84,11 @@ def test_refuses_builds_dir_and_foreign_directories(built, tmp_path):
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
     with pytest.raises(ValueError, match="not empty"):
+        export(foreign, "csv")
+    assert (foreign / "notes.txt").read_text() == "keep me"
+    # An unrelated directory that happens to hold a manifest.json is not ours either.
+    (foreign / "manifest.json").write_text("{}")
+    with pytest.raises(ValueError, match="not written by"):
         export(foreign, "csv")
     assert (foreign / "notes.txt").read_text() == "keep me"
 

@@ -55,7 +55,7 @@ TYPES = {
     "fct_training_result": {"round": "varchar", "submitter": "varchar", "system": "varchar", "benchmark": "varchar",
                             "division": "varchar", "availability": "varchar", "accelerator_model_name": "varchar",
                             "accelerator_count": "integer", "score_minutes": "double", "samples_to_converge": "double",
-                            "global_batch_size": "double"},
+                            "global_batch_size": "double", "carried_over_from": "varchar"},
     "fct_training_run": {"round": "varchar", "submitter": "varchar", "system": "varchar", "benchmark": "varchar",
                          "run_file": "varchar", "scored": "boolean", "in_olympic_mean": "boolean",
                          "time_to_train_minutes": "double", "samples_to_converge": "double",

@@ -82,7 +82,7 @@ def test_mfu_uses_the_peak_of_the_stated_precision():
     assert rows["dgxh100_n64"][:3] == ("bf16", "default_bf16", 989e12)
     assert rows["tpu-v5p-512"][1] == "system_description" and rows["tpu-v5p-512"][3] is None
     assert rows["tpu-v5p-512"][4] == "no dense FP8 peak for google-tpu-v5p in dim_accelerator"
-    assert rows["acme-x"][4] == "benchmark has no sound FLOPs figure (dim_benchmark)"
+    assert rows["acme-x"][4] == "accelerator not mapped (see the unmapped_accelerators check)"
 
 
 def test_checks_name_the_rows(tmp_path):

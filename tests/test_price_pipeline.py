@@ -101,7 +101,9 @@ def test_all_providers_end_to_end(site, capsys):
     raw = base / "raw" / "prices"
     assert (raw / "azure" / DAY2 / "page_002.json").is_file()
     assert (raw / "aws" / DAY2 / "offer_us-east-1.json").read_bytes() == shared("aws_offer_ec2_us-east-1_subset.json")
-    assert all("key=test-key" in path for _m, path, _h in server.requests_for(GCP_TPU))
+    # The key travels in a header, never in the URL (URLs end up in error messages and logs).
+    assert all(h.get("x-goog-api-key") == "test-key" and "test-key" not in path
+               for _m, path, h in server.requests_for(GCP_TPU))
 
     # the CLI's cheapest-per-provider query
     from pipelines.cli import main

@@ -260,8 +260,9 @@ def test_framework_families_are_separate_lines(tmp_path):
 
     con = duckdb.connect(str(tmp_path / "wh.duckdb"))
     build_fixture(con)
-    con.execute("alter table mart_scaling_efficiency add column framework_family varchar default 'jax'")
-    con.execute("alter table mart_scaling_efficiency add column is_scaling_pair boolean")
+    con.execute("alter table mart_scaling_efficiency add column if not exists framework_family varchar")
+    con.execute("update mart_scaling_efficiency set framework_family = 'jax'")
+    con.execute("alter table mart_scaling_efficiency add column if not exists is_scaling_pair boolean")
     con.execute("update mart_scaling_efficiency set framework_family = 'pytorch' where system = 'tpu-trillium-3072'")
     con.execute("update mart_scaling_efficiency set is_scaling_pair = accelerator_count <> base_accelerator_count")
     rep = build_report(con, "v4.1", "gpt3", tmp_path / "out")

@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if args.warehouse_dir:
         os.environ["MLPERF_WAREHOUSE_DIR"] = str(args.warehouse_dir)
     from pipelines.lib.paths import warehouse_dir
+    from pipelines.lib.redaction import redact
     from pipelines.lib.refresh_job import refresh
     from pipelines.lib.rounds import configured_rounds, normalize_round
 
@@ -52,8 +53,9 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with Progress(len(rounds), warehouse_dir() / "raw") as progress:
         summary = refresh(rounds, url_template=args.results_url_template, rules_template=args.rules_url_template,
-                          accept_shrink=args.accept_shrink, prices=not args.no_prices, progress=progress.message)
-    print(summary.render())
+                          accept_shrink=args.accept_shrink, prices=not args.no_prices,
+                          progress=lambda msg: progress.message(redact(msg)))
+    print(redact(summary.render()))
     print(f"total {time.perf_counter() - started:.1f}s")
     return 0 if summary.ok else 1
 

@@ -32,8 +32,11 @@ def structured(status: dict) -> dict:
 
 def render(status: dict) -> str:
     lines = []
-    if status.get("error"):
-        lines.append(f"published: {status['path']}\n  {status['error']}")
+    if status.get("damaged"):
+        published = status["published"] or {}
+        lines += [f"published file DAMAGED: {status['path']}: {status['damaged']}",
+                  f"  published.json says: build {published.get('build', '?')} built at {published.get('built_at', '?')}",
+                  "  the next refresh republishes the newest kept build that opens; or run `mlperf-warehouse rollback`"]
     elif status["built_at"] is None:
         lines.append(f"no warehouse published yet at {status['path']}; run `mlperf-warehouse refresh`")
     else:

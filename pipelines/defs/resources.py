@@ -16,6 +16,20 @@ class MlperfResultsSource(dg.ConfigurableResource):
     accept_shrink: bool = False
     max_attempts: int = 5
     backoff_seconds: float = 1.0
+    # Download limits; unset means the environment variable or default (README, "Limits and safety").
+    max_archive_bytes: int | None = None
+    min_rate_bytes_per_second: int | None = None
+    min_rate_seconds: float | None = None
+    deadline_seconds: float | None = None
+
+    def policy(self):
+        from pipelines.lib.http import RetryPolicy
+        from pipelines.lib.limits import limit
+
+        return RetryPolicy(max_attempts=self.max_attempts, backoff_seconds=self.backoff_seconds,
+                           max_bytes=self.max_archive_bytes or limit("max_archive_bytes"),
+                           min_rate_bytes=self.min_rate_bytes_per_second, min_rate_seconds=self.min_rate_seconds,
+                           deadline_seconds=self.deadline_seconds)
 
 
 class WarehouseLocation(dg.ConfigurableResource):

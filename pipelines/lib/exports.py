@@ -20,6 +20,8 @@ from .paths import builds_dir, published_db, warehouse_dir
 from .query import connect_readonly
 
 PUBLIC_PREFIXES = ("dim_", "fct_", "mart_")
+# Written into every export directory: only a directory holding it is ever replaced.
+EXPORT_MARKER = ".mlperf-warehouse-export"
 FORMATS = ("parquet", "csv")
 
 
@@ -52,9 +54,15 @@ def _check_out_dir(out: Path, base: Path) -> None:
     builds = builds_dir(base).resolve()
     if out == base or out == builds or builds in out.parents:
         raise ValueError(f"refusing to export into {out}: builds/ and the warehouse directory hold published builds")
-    # We replace the whole directory, so only ever replace an empty one or a previous export.
-    if out.exists() and any(out.iterdir()) and not (out / "manifest.json").is_file():
-        raise ValueError(f"{out} is not empty and holds no previous export (manifest.json); choose another --out")
+    # We replace the whole directory, so only ever replace an empty one or one this command wrote
+    # (its marker file; a manifest.json alone could be anybody's). Exports written before the
+    # marker existed are recognised only in the warehouse's own exports/ folder.
+    if not out.exists() or not any(out.iterdir()) or (out / EXPORT_MARKER).is_file():
+        return
+    legacy = (out / "manifest.json").is_file() and (base / "exports") in out.parents
+    if not legacy:
+        raise ValueError(f"{out} is not empty and was not written by `mlperf-warehouse export` "
+                         f"(no {EXPORT_MARKER} marker); refusing to replace it: choose another --out")
 
 
 def _export_table(con, table: str, cols: list[dict], fmt: str, tmp: Path) -> tuple[str, list[str]]:
@@ -113,6 +121,7 @@ def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, bas
                 manifest["tables"].append({"name": table, "kind": available[table], "rows": rows, "path": path,
                                            "partitioned_by": partitioned_by, "columns": cols})
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        (tmp / EXPORT_MARKER).write_text("written by mlperf-warehouse export; the next export replaces this directory\n")
         _swap_into_place(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

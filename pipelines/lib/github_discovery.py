@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import requests
 
-from .http import FetchError, make_session
+from .http import FetchError, _Retryable, check_followed_url, make_session, read_bounded
+from .jsonsafe import loads_bounded
 
 DEFAULT_API_URL = "https://api.github.com"
 ORG = "mlcommons"
@@ -67,7 +68,7 @@ def discover_rounds(etag: str | None = None, *, session: requests.Session | None
     try:
         for page in range(1, MAX_PAGES + 1):
             try:
-                resp = http.get(url, headers=_headers(etag if page == 1 else None), timeout=timeout)
+                resp = http.get(url, headers=_headers(etag if page == 1 else None), timeout=timeout, stream=True)
             except requests.RequestException as exc:
                 raise FetchError(f"{url}: {exc.__class__.__name__}: {exc}") from exc
             if page == 1 and resp.status_code == 304:
@@ -80,13 +81,19 @@ def discover_rounds(etag: str | None = None, *, session: requests.Session | None
             if page == 1:
                 first_etag = resp.headers.get("ETag")
             try:
-                repos = resp.json()
-            except ValueError as exc:
-                raise FetchError(f"{url}: invalid JSON: {exc}") from exc
-            rounds.update(m.group(1) for r in repos if (m := REPO_PATTERN.match(str(r.get("name", "")))))
+                repos = loads_bounded(read_bounded(resp, url))
+            except (ValueError, _Retryable, requests.RequestException) as exc:
+                raise FetchError(f"{url}: unreadable or invalid JSON: {exc}") from exc
+            finally:
+                resp.close()
+            if not isinstance(repos, list):
+                raise FetchError(f"{url}: expected a JSON list of repositories")
+            rounds.update(m.group(1) for r in repos
+                          if isinstance(r, dict) and (m := REPO_PATTERN.match(str(r.get("name", "")))))
             url = resp.links.get("next", {}).get("url")
             if not url:
                 break
+            url = check_followed_url(url, api_url(), "GitHub Link rel=next")
     finally:
         if session is None:
             http.close()

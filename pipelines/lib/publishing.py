@@ -46,7 +46,15 @@ def rollback(base: Path | None = None, to: str | None = None) -> dict:
     published.json then carries that build's fingerprint, so the next refresh rebuilds (and
     republishes) as soon as the current inputs differ from the rolled-back build's.
     """
+    from .locking import build_lock
+    from .paths import builds_dir
+
     base = (base or warehouse_dir()).resolve()
+    with build_lock(builds_dir(base)):  # not while a build is about to publish
+        return _rollback(base, to)
+
+
+def _rollback(base: Path, to: str | None) -> dict:
     builds = complete_builds(base)
     current = (read_published_info(base) or {}).get("build")
     if to:

@@ -154,16 +154,19 @@ def _error(result: dg.ExecuteInProcessResult) -> str:
 
 def refresh(rounds: list[str], **kwargs) -> RefreshSummary:
     """Fetch and stage `rounds` (and prices), build, check and publish; the outcome is recorded for `status`."""
+    from .locking import refresh_lock, remove_stale_files
     from .status import record_refresh_outcome
 
-    try:
-        summary = _refresh(rounds, **kwargs)
-    except BaseException as exc:
-        record_refresh_outcome(None, False, f"refresh crashed: {type(exc).__name__}: {exc}")
-        raise
-    record_refresh_outcome(None, summary.ok, summary.render(), steps=[asdict(s) for s in summary.steps],
-                           published=summary.published)
-    return summary
+    with refresh_lock(warehouse_dir()):  # a second refresh of this directory raises WarehouseBusy
+        remove_stale_files(warehouse_dir())
+        try:
+            summary = _refresh(rounds, **kwargs)
+        except BaseException as exc:
+            record_refresh_outcome(None, False, f"refresh crashed: {type(exc).__name__}: {exc}")
+            raise
+        record_refresh_outcome(None, summary.ok, summary.render(), steps=[asdict(s) for s in summary.steps],
+                               published=summary.published)
+        return summary
 
 
 def _refresh(

@@ -6,7 +6,6 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-import duckdb
 
 from .paths import builds_dir, published_db, warehouse_dir
 from .staging import atomic_write
@@ -21,8 +20,11 @@ def record_refresh_outcome(base: Path | None, ok: bool, detail: str, *, steps: l
     `detail` is the summary as printed; `steps` the same as data (name, ok, seconds, detail)."""
     directory = builds_dir(base)
     directory.mkdir(parents=True, exist_ok=True)
+    from .redaction import redact
+
     record = {"ok": ok, "at": datetime.now(timezone.utc).isoformat(), "published": published,
-              "steps": steps or [], "detail": detail}
+              "steps": [step | {"detail": redact(step.get("detail", ""))} for step in steps or []],
+              "detail": redact(detail)}
     return atomic_write(directory / LAST_REFRESH, lambda tmp: tmp.write_text(json.dumps(record, indent=2)))
 
 
@@ -44,13 +46,13 @@ def warehouse_status(base: Path | None = None) -> dict:
     base = (base or warehouse_dir()).resolve()
     status = {"path": str(published_db(base)), "published": published_info(base), "last_refresh": last_refresh(base),
               "builds": [p.name for p in list_builds(base)], "built_at": None, "fingerprint": None,
-              "rounds": [], "prices": {}}
+              "rounds": [], "prices": {}, "damaged": None}
     if not published_db(base).exists():
         return status
     try:
         _read_published(base, status)
-    except duckdb.Error as exc:  # a damaged file: show what is known without it
-        status["error"] = f"the published file does not open: {str(exc).splitlines()[0]}"
+    except Exception as exc:  # a damaged file: show what the other records say, and how to recover
+        status["damaged"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     return status
 
 

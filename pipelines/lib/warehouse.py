@@ -138,20 +138,115 @@ def _load_derived(con: duckdb.DuckDBPyConnection) -> None:
         con.executemany("insert into raw_mlperf_accelerator_map values (?, ?, ?, ?)", rows)
 
 
+SHOWN_ROWS = 5
+
+
 def run_sql_tests(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> list[str]:
+    """Each failing test with its offending rows (column = value) and the source each came from."""
     failures = []
     for path in sorted(sql_dir.glob("tests/*.sql")):
-        rows = con.execute(path.read_text()).fetchmany(5)
-        if rows:
-            failures.append(f"{path.stem}: {rows}")
+        cursor = con.execute(path.read_text())
+        rows = cursor.fetchmany(SHOWN_ROWS + 1)
+        if not rows:
+            continue
+        names = [d[0] for d in cursor.description]
+        lines = [f"{path.stem}: {'more than ' if len(rows) > SHOWN_ROWS else ''}{min(len(rows), SHOWN_ROWS)} offending row(s)"]
+        for row in rows[:SHOWN_ROWS]:
+            record = dict(zip(names, row))
+            shown = ", ".join(f"{k}={v!r}" for k, v in record.items())
+            lines.append(f"  - {shown}  [source: {row_source(con, record)}]")
+        failures.append("\n".join(lines))
     return failures
 
 
+def row_source(con: duckdb.DuckDBPyConnection, record: dict) -> str:
+    """Where an offending row's data came from: the result files of a result, the snapshot and URL
+    of a price, else the raw table it traces to."""
+    parts = []
+    key = {k: record.get(k) for k in ("round", "submitter", "system", "benchmark")}
+    if key["round"] is not None and key["submitter"] is not None:
+        where = " and ".join(f"{k} = ?" for k, v in key.items() if v is not None)
+        files = [f for (f,) in con.execute(
+            f"select run_file from raw_mlperf_runs where {where} order by 1 limit 3",
+            [v for v in key.values() if v is not None]).fetchall()]
+        archive = f"results archive {key['round']} (raw/mlperf/training_results_{key['round']}.tar.gz)"
+        parts.append(archive + (f", files {', '.join(files)}" if files else ""))
+    elif key["round"] is not None:
+        parts.append(f"results archive {key['round']}")
+    if record.get("provider") is not None:
+        args = [record["provider"]] + [record.get(k) for k in ("sku", "region", "pricing_model")]
+        found = con.execute(
+            "select snapshot, source_url from raw_cloud_prices where provider = ? and (? is null or sku = ?) "
+            "and (? is null or region = ?) and (? is null or pricing_model = ?) order by fetched_at desc limit 1",
+            [args[0], args[1], args[1], args[2], args[2], args[3], args[3]]).fetchall()
+        parts.append(f"price list {record['provider']}" + (f" snapshot {found[0][0]} ({found[0][1]})" if found else ""))
+    return "; ".join(parts) or "see the test's SQL for the tables it reads"
+
+
 def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUILDS) -> BuildResult:
+    """Build, test and publish, one build at a time per warehouse (others wait for the lock)."""
+    from .locking import build_lock
+
     base = (base or warehouse_dir()).resolve()
+    builds_dir(base).mkdir(parents=True, exist_ok=True)
+    with build_lock(builds_dir(base)):
+        remove_unfinished_builds(base)
+        republish_if_damaged(base)
+        return _build(base, force=force, keep=keep)
+
+
+def published_opens(base: Path | None = None) -> str | None:
+    """None if the published file opens and holds a finished build; else why not."""
+    target = published_db(base)
+    try:
+        con = duckdb.connect(str(target), read_only=True)
+        try:
+            con.execute("select built_at from _build_info").fetchone()
+        finally:
+            con.close()
+    except Exception as exc:  # duckdb raises several kinds for a damaged file
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return None
+
+
+def republish_if_damaged(base: Path) -> dict | None:
+    """A published file that does not open is replaced by the newest kept build that does."""
+    from .publishing import _build_record, complete_builds
+
+    if not published_db(base).exists() or published_opens(base) is None:
+        return None
+    for candidate in reversed(complete_builds(base)):
+        record = _build_record(candidate) | {"republished_because": "published file did not open"}
+        publish(candidate, base)
+        write_published_info(record, base)
+        return record
+    return None
+
+
+def remove_unfinished_builds(base: Path) -> list[Path]:
+    """Under the build lock no build is running, so a WAL file or a build without `_build_info`
+    is what a killed or failed build left behind (a WAL would also block opening its file)."""
+    from .publishing import complete_builds
+
+    removed = []
+    for wal in [*builds_dir(base).glob("*.wal"), published_db(base).with_name(published_db(base).name + ".wal")]:
+        if wal.exists():
+            wal.unlink()
+            removed.append(wal)
+    published = published_db(base)
+    published_inode = published.stat().st_ino if published.exists() else None
+    complete = set(complete_builds(base))
+    for path in list_builds(base):
+        if path not in complete and path.stat().st_ino != published_inode:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _build(base: Path, *, force: bool, keep: int) -> BuildResult:
     fingerprint = input_fingerprint(base)
     target = published_db(base)
-    if not force and target.exists() and published_fingerprint(base) == fingerprint:
+    if not force and target.exists() and published_fingerprint(base) == fingerprint and published_opens(base) is None:
         return BuildResult(False, target, fingerprint, {}, skipped=True)
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
@@ -172,7 +267,9 @@ def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUI
                 con.execute(f"create or replace {kind} {name} as {models[name]}")
             failures = run_sql_tests(con)
             if failures:
-                raise BuildFailed("warehouse checks failed, nothing published:\n" + "\n".join(failures))
+                # The first line is what a one-line summary shows: each test with its first offending row.
+                headline = "; ".join(f.splitlines()[0] + " e.g. " + f.splitlines()[1].strip("- ") for f in failures)
+                raise BuildFailed(f"warehouse checks failed, nothing published: {headline}\n" + "\n".join(failures))
             built_at = datetime.now(timezone.utc).isoformat()
             con.execute(
                 "create table _build_info as select ?::varchar as built_at, ?::varchar as fingerprint",
@@ -189,7 +286,13 @@ def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUI
             con.close()
     except BaseException:
         build_path.unlink(missing_ok=True)
+        build_path.with_name(build_path.name + ".wal").unlink(missing_ok=True)
         raise
+    newer = (read_published_info(base) or {}).get("build")
+    if newer and newer > build_path.name and target.exists():
+        # Builds are serialized by the lock, so this only happens after a clock step back; never
+        # let an older build replace a newer published one.
+        return BuildResult(False, target, fingerprint, counts, skipped=True)
     publish(build_path, base)
     write_published_info(
         {"fingerprint": fingerprint, "build": build_path.name, "built_at": built_at, "row_counts": counts}, base

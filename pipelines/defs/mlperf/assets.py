@@ -4,7 +4,6 @@ import dagster as dg
 
 from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
-from pipelines.lib.http import RetryPolicy
 from pipelines.lib.mlperf.refresh import fetch_round, fetch_rules, stage_round
 from pipelines.lib.mlperf.rules import rules_url
 from pipelines.lib.rounds import archive_url
@@ -20,7 +19,7 @@ def mlperf_results_archive(
     context: dg.AssetExecutionContext, results_source: MlperfResultsSource, warehouse_location: WarehouseLocation
 ) -> dg.MaterializeResult:
     round_version = context.partition_key
-    policy = RetryPolicy(max_attempts=results_source.max_attempts, backoff_seconds=results_source.backoff_seconds)
+    policy = results_source.policy()
     started = time.perf_counter()
     fetched = fetch_round(round_version, results_source.url_template, warehouse_location.path(), policy)
     context.log.info(f"{round_version}: {'downloaded' if fetched.changed else 'unchanged upstream'} ({fetched.size} bytes)")
@@ -50,7 +49,7 @@ def mlperf_rules_archive(
     context: dg.AssetExecutionContext, results_source: MlperfResultsSource, warehouse_location: WarehouseLocation
 ) -> dg.MaterializeResult:
     round_version = context.partition_key
-    policy = RetryPolicy(max_attempts=results_source.max_attempts, backoff_seconds=results_source.backoff_seconds)
+    policy = results_source.policy()
     ref, fetched = fetch_rules(round_version, results_source.rules_url_template, warehouse_location.path(), policy)
     if ref is None:
         context.log.info(f"{round_version}: no rules release exists; runs must start, stop and succeed")

@@ -68,7 +68,8 @@ def aws_prices(context: dg.AssetExecutionContext, price_sources: PriceSources,
 
     return _run(context, "aws", warehouse_location,
                 lambda raw, day: fetch_aws(price_sources.aws_url, raw, price_sources.policy(),
-                                           tuple(price_sources.aws_regions), day=day),
+                                           tuple(price_sources.aws_regions), day=day,
+                                           max_offer_bytes=price_sources.max_aws_offer_bytes),
                 price_sources.aws_url.rstrip("/") + AWS_REGION_INDEX_PATH)
 
 

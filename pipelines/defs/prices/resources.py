@@ -23,12 +23,20 @@ class PriceSources(dg.ConfigurableResource):
     backoff_seconds: float = 1.0
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
+    # Download limits; unset means the environment variable or default (README, "Limits and safety").
+    max_response_bytes: int | None = None
+    max_aws_offer_bytes: int | None = None
+    min_rate_bytes_per_second: int | None = None
+    min_rate_seconds: float | None = None
+    deadline_seconds: float | None = None
 
     def policy(self):
         from pipelines.lib.http import RetryPolicy
 
         return RetryPolicy(max_attempts=self.max_attempts, backoff_seconds=self.backoff_seconds,
-                           timeout=(self.connect_timeout, self.read_timeout))
+                           timeout=(self.connect_timeout, self.read_timeout), max_bytes=self.max_response_bytes,
+                           min_rate_bytes=self.min_rate_bytes_per_second, min_rate_seconds=self.min_rate_seconds,
+                           deadline_seconds=self.deadline_seconds)
 
 
 def price_sources_from_env(**overrides) -> PriceSources:

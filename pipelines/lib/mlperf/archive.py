@@ -2,16 +2,27 @@
 
 Only regular files are read; absolute names, `..`, links and devices are refused (reported, never
 followed). The archive's top folder is stripped whatever its name.
+
+Bounded whatever the archive holds: a member over its size limit is refused (quarantined with the
+limit named) without being read; result logs are read as a stream, line by line, and only the
+lines that can hold MLPerf log records are kept (a 2 GiB zero-filled member costs no memory); a
+line over the line limit refuses the member; an archive over its total decompressed limit fails
+with one line. JSON members are read whole, so their limit is smaller.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tarfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import IO, Iterator
+
+from ..limits import human, limit
+from .mllog import LOG_TOKEN_PREFIX, FilteredLog
+from .precision import CONFIG_TOKENS
 
 
 class ArchiveError(Exception):
@@ -82,10 +93,74 @@ def _unsafe(name: str) -> str | None:
     return None
 
 
+# Before `run_start` a log prints its configuration, where the training precision is stated
+# (precision.py): those lines are kept too, up to this many bytes.
+_MAX_CONFIG_BYTES = 1 << 20
+
+
+def read_log_stream(fh: IO[bytes], name: str, max_line: int) -> FilteredLog | str:
+    """The lines of a result log that hold a log token (and the configuration lines before
+    `run_start` that may state its precision), with the count of physical lines (universal
+    newlines, as `token_lines` counts them), or the reason the member is refused."""
+    kept: list[bytes] = []
+    physical = 0
+    carry = b""
+    config_budget = _MAX_CONFIG_BYTES  # 0 once run_start is seen
+    digest = hashlib.sha256()  # the file as published: it identifies a log re-published elsewhere
+    while True:
+        chunk = fh.read(1 << 20)
+        digest.update(chunk)
+        buffer = carry + chunk
+        if chunk and buffer.endswith(b"\r"):  # may be the first half of a \r\n split across reads
+            buffer, held = buffer[:-1], b"\r"
+        else:
+            held = b""
+        if b"\r" in buffer:
+            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = buffer.split(b"\n")
+        carry = lines.pop() + held if chunk else lines.pop()
+        physical += len(lines)
+        for line in lines:
+            if LOG_TOKEN_PREFIX in line:
+                if len(line) > max_line:
+                    return _line_too_long(name, max_line)
+                kept.append(line)
+                if config_budget and b"run_start" in line:
+                    config_budget = 0
+            elif config_budget and len(line) <= min(max_line, config_budget):
+                lowered = line.lower()
+                if any(token in lowered for token in CONFIG_TOKENS):
+                    kept.append(line)
+                    config_budget -= len(line)
+        if len(carry) > max_line:
+            return _line_too_long(name, max_line)
+        if not chunk:
+            break
+    if carry:
+        physical += 1
+        if LOG_TOKEN_PREFIX in carry:
+            kept.append(carry)
+    return FilteredLog(b"\n".join(kept), physical, digest.hexdigest())
+
+
+def _line_too_long(name: str, max_line: int) -> str:
+    return (f"refused archive member {name!r}: a line longer than the {human(max_line)} line limit "
+            "(MLPERF_MAX_LINE_BYTES)")
+
+
 def iter_members(path: Path) -> Iterator[Member]:
+    max_member, max_json = limit("max_member_bytes"), limit("max_json_member_bytes")
+    max_total, max_line = limit("max_archive_total_bytes"), limit("max_line_bytes")
     try:
-        with tarfile.open(path, mode="r|gz") as tar:
+        # "r:gz", not the stream mode "r|gz": skipping a refused member then costs a bounded-memory
+        # seek through the gzip stream (1 GiB of zeros: seconds) instead of quadratic re-buffering (minutes).
+        with tarfile.open(path, mode="r:gz") as tar:
             for info in tar:
+                if len(tar.members) > 10_000:  # tarfile remembers every header; millions of tiny members add up
+                    tar.members.clear()
+                if info.offset_data + info.size > max_total:
+                    raise ArchiveError(f"archive {path.name} is over the {human(max_total)} total decompressed "
+                                       "limit (MLPERF_MAX_ARCHIVE_TOTAL_BYTES); not read further")
                 name = info.name
                 parts = tuple(p for p in name.split("/") if p not in ("", "."))
                 rel = "/".join(parts[1:])
@@ -97,7 +172,19 @@ def iter_members(path: Path) -> Iterator[Member]:
                     continue
                 if not info.isfile() or not wanted(tuple(parts[1:])):
                     continue
+                is_json = rel.endswith(".json")
+                cap, setting = (max_json, "MLPERF_MAX_JSON_MEMBER_BYTES") if is_json else (max_member, "MLPERF_MAX_MEMBER_BYTES")
+                if info.size > cap:  # the tar header's size is exactly what the member decompresses to
+                    yield Member(rel, None, f"refused archive member {name!r}: {info.size} bytes decompressed, "
+                                            f"over the {human(cap)} member limit ({setting})")
+                    continue
                 fh = tar.extractfile(info)
-                yield Member(rel, fh.read() if fh is not None else b"")
+                if fh is None:
+                    yield Member(rel, b"")
+                elif is_json:
+                    yield Member(rel, fh.read())
+                else:
+                    log = read_log_stream(fh, name, max_line)
+                    yield Member(rel, None, log) if isinstance(log, str) else Member(rel, log)
     except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
         raise ArchiveError(f"cannot read archive {path.name}: {type(exc).__name__}: {exc}") from exc

@@ -16,18 +16,33 @@ as the official rule files compare it.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, replace
 
 import orjson
 
+from ..jsonsafe import check_depth
 from ..rounds import round_sort_key
+
+
+def timestamp(value) -> float:
+    """A log timestamp: a finite number (NaN, ±inf and booleans make the line a parse error)."""
+    if isinstance(value, bool):
+        raise ValueError(f"timestamp {value!r} is a boolean, not a number")
+    ts = float(value)
+    if not math.isfinite(ts):
+        raise ValueError(f"timestamp {value!r} is not a finite number")
+    return ts
 
 
 def loads(text: str):
     """`json.loads`, fast: orjson first; whatever it refuses (NaN, Infinity, lone surrogates) goes
     to the standard library, so the set of accepted lines is exactly `json.loads`'s. (One
-    difference remains: integers beyond 64 bits come back as floats; MLPerf logs have none.)"""
+    difference remains: integers beyond 64 bits come back as floats; MLPerf logs have none.)
+    A line nested deeper than MLPERF_MAX_JSON_DEPTH is a parse error, not a RecursionError."""
+    if text.count("[") + text.count("{") > 32:  # cheap test first: real log lines nest 2-4 deep
+        check_depth(text)
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -61,7 +76,7 @@ class _MllogFormat(LogFormat):
         if not line.startswith(":::MLLOG "):
             raise ValueError("does not match regex")
         m = loads(line[9:])
-        ts = float(m["time_ms"])
+        ts = timestamp(m["time_ms"])
         m["value"], m["metadata"]  # required, as upstream indexes them
         # Upstream wraps {'value', 'metadata'} in a new dict; the rules read only those two keys
         # (and `'value' in v`), so the parsed object serves as is, one dict less per line.
@@ -85,7 +100,7 @@ class _MllFormat(LogFormat):
         m = _MLL_LINE.match(line)
         if m is None:
             raise ValueError("does not match regex")
-        ts = float(m.group(1))
+        ts = timestamp(m.group(1))
         return LogLine(line, ts, m.group(2), loads(m.group(3)), lineno, ts * 1000.0)
 
 
@@ -101,7 +116,7 @@ class _Mlp05Format(LogFormat):
         m = _MLP05_LINE.match(line)
         if m is None:
             raise ValueError("does not match regex")
-        ts = float(m.group(2))
+        ts = timestamp(m.group(2))
         raw = m.group(5)
         try:
             value = loads(raw) if raw is not None else None
@@ -126,6 +141,29 @@ def format_for_round(round_version: str) -> LogFormat:
     return MLLOG
 
 
+# Every generation's token starts so (":::MLLOG ", ":::MLL", ":::MLPv0.5.0"): lines without it
+# can be dropped while a log is read, before the round's generation is known.
+LOG_TOKEN_PREFIX = b":::ML"
+
+
+class FilteredLog(bytes):
+    """A result log reduced to its lines holding `LOG_TOKEN_PREFIX` and the configuration lines
+    before `run_start` that may state its precision (newline-separated, universal newlines already
+    applied), remembering how many physical lines the file had."""
+
+    physical_lines: int
+    sha256: str | None  # of the whole file as published, not of the kept lines
+
+    def __new__(cls, data: bytes, physical_lines: int, sha256: str | None = None):
+        self = super().__new__(cls, data)
+        self.physical_lines = physical_lines
+        self.sha256 = sha256
+        return self
+
+    def __reduce__(self):  # keep the line count and digest when sent to a worker process
+        return (FilteredLog, (bytes(self), self.physical_lines, self.sha256))
+
+
 @dataclass
 class ParsedLog:
     lines: list[LogLine]
@@ -136,6 +174,7 @@ class ParsedLog:
 def token_lines(data: bytes, token: bytes) -> tuple[list[str], int]:
     """Lines holding `token`, cut to start at its last occurrence, decoded as Latin-1, stripped."""
     text_token = token.decode("ascii")
+    total = getattr(data, "physical_lines", None)
     if b"\r" in data:  # universal newlines, as Python's text mode reads the file
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     physical = data.split(b"\n")
@@ -145,7 +184,7 @@ def token_lines(data: bytes, token: bytes) -> tuple[list[str], int]:
     for raw in [p for p in physical if token in p]:
         line = raw.decode("latin-1")
         out.append(line[line.rindex(text_token):].strip())
-    return out, len(physical)
+    return out, total if total is not None else len(physical)
 
 
 def parse_log(data: bytes, fmt: LogFormat) -> ParsedLog:

@@ -49,7 +49,8 @@ _LOG_RULES: list[tuple[str, re.Pattern[bytes]]] = [
 ]
 
 # Lines are found by plain substring search (fast on multi-MB logs); the rules then run on them.
-_TOKENS = (b"fp8", b"fp4", b"precision")
+# The archive reader keeps the lines holding one of these (lower-cased) before `run_start`.
+CONFIG_TOKENS = (b"fp8", b"fp4", b"precision")
 
 
 def _candidate_lines(data: bytes) -> list[bytes]:
@@ -62,7 +63,7 @@ def _candidate_lines(data: bytes) -> list[bytes]:
     head = data if run_start < 0 else data[:run_start]
     lowered = head.lower()
     spans = set()
-    for token in _TOKENS:
+    for token in CONFIG_TOKENS:
         at = lowered.find(token)
         while at >= 0:
             start = lowered.rfind(b"\n", 0, at) + 1

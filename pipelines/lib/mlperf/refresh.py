@@ -7,13 +7,14 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
+from ..limits import limit
 from ..http import FetchResult, RetryPolicy, fetch_to_file, recorded_sha256
 from ..paths import ensure_inside, published_db, raw_dir, staging_dir
 from ..rounds import archive_url
@@ -91,6 +92,8 @@ def round_rules(round_version: str, base: Path) -> RoundRules:
 def fetch_round(round_version: str, url_template: str, base: Path, policy: RetryPolicy) -> FetchResult:
     dest = archive_path(round_version, base)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    if policy.max_bytes is None:  # an archive's own limit, not that of any other response
+        policy = replace(policy, max_bytes=limit("max_archive_bytes"))
     return fetch_to_file(archive_url(url_template, round_version), dest, policy=policy)
 
 

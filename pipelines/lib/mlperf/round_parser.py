@@ -14,11 +14,12 @@ from functools import cached_property
 from pathlib import Path
 
 from . import compliance
+from ..jsonsafe import loads_bounded
 from ..rounds import round_sort_key
 from .archive import RESULT_LAYOUTS, ROUND_FOLDER, iter_members, results_folder_index, top_folder
 from .mllog import MLL, MLLOG, MLP05, format_for_round, normalize_v05, parse_log
-from .rules import RuleSet
 from .precision import log_precision
+from .rules import RuleSet
 from .runs import run_facts
 from .systems import parse_system
 
@@ -244,10 +245,40 @@ def _score_batch(batch: list[tuple[str, bytes]], round_version: str, rules: Roun
     for path, data in batch:
         events = {c: [] for c in EVENT_COLUMNS}
         row = score_run(data, round_version, rules, events, path)
-        row["log_sha256"] = hashlib.sha256(data).hexdigest()  # the file as published, to spot it again
+        # the file as published (hashed while the archive was read), to spot it again
+        row["log_sha256"] = getattr(data, "sha256", None) or hashlib.sha256(data).hexdigest()
         row["log_format"] = log_format(data)
         out.append((path, row, events))
     return out
+
+
+def die_with_parent(refresh_pid: int) -> None:
+    """Worker initializer: exit as soon as the refresh process is gone, so a killed refresh leaves
+    no workers behind. (The fork server cannot do it: each worker holds the pipe the fork server
+    watches, so neither sees the refresh die.) Waits on a pidfd (Linux), else checks every second."""
+    import select
+    import threading
+    import time
+
+    def watch() -> None:
+        try:
+            fd = os.pidfd_open(refresh_pid)
+        except (AttributeError, OSError):  # not Linux, or already gone
+            fd = None
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while True:
+                try:
+                    os.kill(refresh_pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    pass
+                time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="die-with-refresh", daemon=True).start()
 
 
 class ResultScorer:
@@ -259,6 +290,7 @@ class ResultScorer:
 
     BATCH_BYTES = 4 << 20
     IN_FLIGHT = 6
+    IN_FLIGHT_BYTES = 256 << 20  # a few huge logs must not pile up in memory either
 
     def __init__(self, round_version: str, rules: RoundRules, workers: int | None, small: bool = False):
         self.args = (round_version, rules)
@@ -268,7 +300,9 @@ class ResultScorer:
         if workers > 1 and not small:
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload([__name__])
-            self.pool = ProcessPoolExecutor(workers, mp_context=ctx)
+            # Workers exit when this process dies, not minutes later when their batch is done.
+            self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=die_with_parent,
+                                            initargs=(os.getpid(),))
         self.batch: list[tuple[str, bytes]] = []
         self.batch_bytes = 0
         self.pending: deque = deque()
@@ -294,14 +328,14 @@ class ResultScorer:
         if self.pool is None:
             self.done.extend(_score_batch(batch, *self.args))
             return
-        self.pending.append(self.pool.submit(_score_batch, batch, *self.args))
-        while len(self.pending) > self.IN_FLIGHT:
-            self.done.extend(self.pending.popleft().result())
+        self.pending.append((self.pool.submit(_score_batch, batch, *self.args), sum(len(d) for _, d in batch)))
+        while len(self.pending) > self.IN_FLIGHT or sum(n for _, n in self.pending) > self.IN_FLIGHT_BYTES:
+            self.done.extend(self.pending.popleft()[0].result())
 
     def results(self) -> list[tuple]:
         self._flush()
         while self.pending:
-            self.done.extend(self.pending.popleft().result())
+            self.done.extend(self.pending.popleft()[0].result())
         return self.done
 
 
@@ -320,7 +354,7 @@ def _add_benchmark_json(tables, round_version, member, submitter, system, benchm
         return  # other JSON beside the logs (e.g. privateid.json) carries nothing we model
     factor, problem = None, None
     try:
-        doc = json.loads(member.data)
+        doc = loads_bounded(member.data)
         factor = float(doc["scaling_factor"])
     except (ValueError, KeyError, TypeError) as exc:
         problem = f"scaling.json unusable ({type(exc).__name__}: {exc}); the benchmark gets no score"

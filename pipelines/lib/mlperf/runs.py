@@ -46,6 +46,8 @@ def _metadata(line: LogLine) -> dict:
 
 
 def _number(value) -> float | None:
+    if isinstance(value, bool):  # float(True) is 1.0: a boolean is no batch size or sample count
+        return None
     try:
         return float(value)
     except (TypeError, ValueError):

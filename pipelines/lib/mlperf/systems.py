@@ -7,6 +7,7 @@ import ast
 import json
 import re
 
+from ..jsonsafe import JSONTooDeep, loads_bounded
 from .precision import system_precision
 
 # Misspellings seen in published systems files, mapped to the schema's key.
@@ -108,6 +109,8 @@ def _from_entry_json(doc: dict) -> dict:
     nodes = doc.get("nodes") or [{}]
     if isinstance(nodes, dict):
         nodes = [nodes]
+    if not isinstance(nodes, list):
+        nodes = [{}]
     first = nodes[0] if isinstance(nodes[0], dict) else {}
     node_count = sum(to_count(n.get("num_nodes")) or 0 for n in nodes if isinstance(n, dict)) or None
     per_node = first.get("num_accelerators")
@@ -151,8 +154,8 @@ def _from_log_text(text: str) -> dict | None:
         if not m:
             continue
         try:
-            record = json.loads(m.group(2))
-        except json.JSONDecodeError:
+            record = loads_bounded(m.group(2))
+        except ValueError:  # not JSON, or nested too deeply
             continue
         if isinstance(record, dict) and "value" in record:
             values[m.group(1)] = record["value"]
@@ -176,8 +179,10 @@ def parse_system(data: bytes, submitter: str, system: str) -> dict:
     """One normalized system row. Raises ValueError with a clear reason if the file is unusable."""
     text = data.decode("utf-8-sig", errors="replace")
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
+        doc = loads_bounded(text)
+    except JSONTooDeep as exc:
+        raise ValueError(f"system description: {exc}") from exc
+    except ValueError as exc:
         doc = _from_log_text(text)
         if doc is None:
             raise ValueError(f"system description is not valid JSON (nor `key: {{json}}` log lines): {exc}") from exc

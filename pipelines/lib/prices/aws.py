@@ -27,6 +27,7 @@ from urllib.parse import urljoin
 import ijson
 
 from pipelines.lib.accelerators import match_cloud_sku
+from pipelines.lib.jsonsafe import DepthGuard, loads_bounded
 from pipelines.lib.prices.normalize import ParsedPrices, PriceCollector, load_json
 
 SOURCE = "prices/aws"
@@ -187,8 +188,8 @@ class _TermEntryScanner:
         if entry.endswith(b","):
             entry = entry[:-1]
         try:
-            parsed = json.loads(b"{" + entry + b"}")
-        except json.JSONDecodeError as error:
+            parsed = loads_bounded(b"{" + entry + b"}")
+        except ValueError as error:
             raise ValueError(f"malformed terms entry: {error}") from error
         for sku, terms in parsed.items():
             self.on_entry(sku, terms)
@@ -266,7 +267,7 @@ class _OfferSplitter:
 
     def _drain_products(self) -> None:
         for sku, product in self.products_out:
-            self.state.product(sku, product)
+            self.state.out.record(str(sku), product, self.state.product, sku, product)
         self.products_out.clear()
 
     def _open_section(self, name: str) -> None:
@@ -274,7 +275,8 @@ class _OfferSplitter:
         wanted = name == "OnDemand" or (name == "Reserved" and self.include_reserved)
         reserved = name == "Reserved"
         self.section_parser = _TermEntryScanner(
-            set(self.state.wanted), lambda sku, terms: self.state.terms(sku, terms, reserved=reserved),
+            set(self.state.wanted),
+            lambda sku, terms: self.state.out.record(str(sku), terms, self.state.terms, sku, terms, reserved),
         ) if wanted else None
 
     def _send_section(self, data: bytes) -> None:
@@ -296,10 +298,12 @@ def parse_aws_offer(stream: BinaryIO, *, file: str = "", source_url: str = "",
     """
     out = PriceCollector(SOURCE, file, source_url)
     splitter = _OfferSplitter(_OfferState(out), include_reserved)
+    guard = DepthGuard()  # before the incremental parser, whose memory grows with depth squared
     seen_bytes = 0
     try:
         while chunk := stream.read(chunk_size):
             seen_bytes += len(chunk)
+            guard.feed(chunk)
             splitter.feed(chunk)
         if seen_bytes == 0:
             raise ValueError("empty body")
@@ -326,8 +330,8 @@ def aws_region_index_urls(body: bytes | str, base_url: str) -> dict[str, str]:
         raise ValueError("AWS region_index.json: no 'regions' object")
     urls = {}
     for region, entry in regions.items():
-        path = (entry or {}).get("currentVersionUrl")
-        if not path:
+        path = entry.get("currentVersionUrl") if isinstance(entry, dict) else None
+        if not path or not isinstance(path, str):
             raise ValueError(f"AWS region_index.json: region {region!r} has no currentVersionUrl")
         urls[region] = urljoin(base_url.rstrip("/") + "/", path)
     return urls

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pipelines.lib.accelerators import match_cloud_sku
 from pipelines.lib.prices.normalize import (
-    HOURS_PER_YEAR, ParsedPrices, PriceCollector, concat_parsed, load_json,
+    HOURS_PER_YEAR, ParsedPrices, PriceCollector, concat_parsed, load_json, number,
 )
 
 SOURCE = "prices/azure"
@@ -80,7 +80,8 @@ def parse_azure_retail_page(body: bytes | str, *, file: str = "", source_url: st
         raise ValueError(f"Azure Retail Prices page {file}: no 'Items' list; not a Retail Prices API page")
     out = PriceCollector(SOURCE, file, source_url)
     for item in page["Items"]:
-        _parse_item(item, out, keep_spot)
+        ref = _item_ref(item) if isinstance(item, dict) else f"Items[{len(out.prices) + len(out.quarantined)}]"
+        out.record(ref, item, _parse_item, item, out, keep_spot)
     return out.result()
 
 
@@ -104,7 +105,7 @@ def _parse_item(item: dict[str, Any], out: PriceCollector, keep_spot: bool) -> N
         return
     pricing_model, hours = model
     try:
-        hourly = float(item.get("retailPrice")) / hours
+        hourly = number(item.get("retailPrice")) / hours
     except (TypeError, ValueError):
         hourly = item.get("retailPrice")  # price_problem names it
     common = dict(provider=PROVIDER, sku=sku, region=str(item.get("armRegionName") or ""),

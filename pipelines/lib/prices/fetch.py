@@ -13,7 +13,11 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.lib.http import FetchError, RetryPolicy, fetch_to_file, get_json, make_session
+from dataclasses import replace
+
+from pipelines.lib.http import FetchError, RetryPolicy, check_followed_url, fetch_to_file, get_json, make_session
+from pipelines.lib.limits import limit
+from pipelines.lib.redaction import redact, register_secret
 from pipelines.lib.prices.aws import aws_region_index_urls, parse_aws_offer_path
 from pipelines.lib.prices.catalog import CATALOG_CLOUDS, CATALOG_VERSIONS, catalog_path, parse_skypilot_vms_csv
 from pipelines.lib.prices.azure import azure_next_page, is_repeating_link, parse_azure_retail_pages
@@ -42,6 +46,9 @@ MAX_PAGES = 1000
 
 class PriceFetchError(Exception):
     """A price list could not be fetched or parsed; the message names the provider and cause."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 def today() -> str:
@@ -85,6 +92,7 @@ def fetch_azure(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPolicy
             link = azure_next_page(page if isinstance(page, dict) else {})
             if link is None:
                 break
+            link = check_followed_url(link, first, "azure NextPageLink")
             if is_repeating_link(link, seen):
                 raise PriceFetchError(f"azure: NextPageLink repeats an earlier page ({link}); page chain never ends")
             url, params = link, None
@@ -92,7 +100,7 @@ def fetch_azure(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPolicy
 
 
 def fetch_aws(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPolicy(), regions=("us-east-1",), *,
-              day: str | None = None) -> tuple[ParsedPrices, list[Path]]:
+              day: str | None = None, max_offer_bytes: int | None = None) -> tuple[ParsedPrices, list[Path]]:
     """AWS Price List Bulk API: region index, then each region's offer file streamed to disk and parsed
     incrementally (the real file is several GB)."""
     directory = provider_raw_dir(raw_root, "aws", day or today())
@@ -108,7 +116,9 @@ def fetch_aws(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPolicy()
         raise PriceFetchError(f"aws: region(s) {missing} not in {index_url}")
     parts = []
     for region in regions:
-        result = fetch_to_file(urls[region], directory / f"offer_{region}.json", policy=policy, conditional=False)
+        offer_url = check_followed_url(urls[region], index_url, f"aws currentVersionUrl of {region}")
+        offer_policy = replace(policy, max_bytes=max_offer_bytes or limit("max_offer_bytes"))
+        result = fetch_to_file(offer_url, directory / f"offer_{region}.json", policy=offer_policy, conditional=False)
         files.append(result.path)
         try:
             parts.append(parse_aws_offer_path(result.path, source_url=urls[region]))
@@ -123,6 +133,9 @@ def fetch_gcp(base_url: str, api_key: str, raw_root: Path, policy: RetryPolicy =
     """Google Cloud Billing Catalog API: `services/{id}/skus` with pageToken paging, per service."""
     if not api_key:
         raise PriceFetchError("gcp: no API key (set MLPERF_GCP_API_KEY)")
+    register_secret(api_key)  # redacted from every message from here on
+    # why a header: a key in the query string ends up in URLs, and URLs end up in error messages.
+    key_header = {"X-Goog-Api-Key": api_key}
     directory = provider_raw_dir(raw_root, "gcp", day or today())
     parts: list[ParsedPrices] = []
     files: list[Path] = []
@@ -134,8 +147,8 @@ def fetch_gcp(base_url: str, api_key: str, raw_root: Path, policy: RetryPolicy =
                 n += 1
                 if n > max_pages:
                     raise PriceFetchError(f"gcp: page chain never ends for service {service} (more than {max_pages} pages)")
-                params = {"key": api_key, "currencyCode": "USD"} | ({"pageToken": token} if token else {})
-                page, body = get_json(url, params=params, policy=policy, session=session)
+                params = {"currencyCode": "USD"} | ({"pageToken": token} if token else {})
+                page, body = get_json(url, params=params, headers=key_header, policy=policy, session=session)
                 name = f"{label}_page_{n:03d}.json"
                 files.append(_save(directory, name, body))
                 try:

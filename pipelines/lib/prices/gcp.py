@@ -27,7 +27,10 @@ HOURLY_UNITS = {"h"}
 
 def money(unit_price: dict[str, Any]) -> float:
     """Google's Money: units (int64 as a string) + nanos / 1e9."""
-    return int(unit_price.get("units") or 0) + int(unit_price.get("nanos") or 0) / 1e9
+    units, nanos = unit_price.get("units") or 0, unit_price.get("nanos") or 0
+    if isinstance(units, (bool, float)) or isinstance(nanos, (bool, float)):
+        raise ValueError(f"Money units/nanos must be integers, got {units!r}/{nanos!r}")
+    return int(units) + int(nanos) / 1e9
 
 
 def gcp_next_page_token(body: bytes | str | dict[str, Any]) -> str | None:
@@ -63,8 +66,9 @@ def parse_gcp_skus(body: bytes | str, *, file: str = "", source_url: str = "") -
     if not isinstance(page, dict) or not isinstance(page.get("skus", []), list):
         raise ValueError(f"GCP Billing Catalog page {file}: no 'skus' list")
     out = PriceCollector(SOURCE, file, source_url)
-    for sku in page.get("skus", []):
-        _parse_sku(sku, out)
+    for n, sku in enumerate(page.get("skus", [])):
+        ref = str((sku.get("skuId") or sku.get("name")) if isinstance(sku, dict) else "") or f"skus[{n}]"
+        out.record(ref, sku, _parse_sku, sku, out)
     return out.result()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Callable
 
 import polars as pl
 
@@ -55,6 +55,15 @@ MAX_PLAUSIBLE_PER_ACCELERATOR_HOUR_USD = 150.0
 # why: SkyPilot writes 700.0 (TPU_V6E_MAX_PRICE) where Google has no price for a region.
 PLACEHOLDER_PRICES_USD = frozenset({700.0})
 HOURS_PER_YEAR = 8760  # Azure reservations and AWS upfront fees are spread over 365-day years
+# What a parser raises when a record has an unexpected shape.
+MALFORMED = (AttributeError, KeyError, TypeError, ValueError, IndexError, OverflowError)
+
+
+def number(value: Any) -> float:
+    """A price or count field as a float; booleans and non-numbers raise ValueError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"{value!r} is not a number")
+    return float(value)
 
 
 class ParsedPrices(tuple):
@@ -99,6 +108,8 @@ def price_problem(price_per_hour: Any, accelerators: int | None, currency: str |
     """Why a price can't be used, or None when it is a plausible USD hourly price."""
     if currency != "USD":
         return f"currency is {currency!r}, not USD"
+    if isinstance(price_per_hour, bool):  # float(True) is 1.0: a boolean is not a price
+        return f"price {price_per_hour!r} is a boolean, not a number"
     try:
         price = float(price_per_hour)
     except (TypeError, ValueError):
@@ -137,6 +148,17 @@ class PriceCollector:
             "source": self.source, "file": self.file, "record": record,
             "reason": reason, "payload": payload if isinstance(payload, str) else payload_text(payload),
         })
+
+    def record(self, ref: str, payload: Any, parse: Callable[..., None], *args: Any) -> None:
+        """Run `parse(*args)` for one raw record. A record whose shape the parser does not expect
+        (a list where an object belongs, a field of the wrong type, ...) becomes one quarantine row
+        with the reason, and whatever rows it had added are taken back."""
+        prices, quarantined = len(self.prices), len(self.quarantined)
+        try:
+            parse(*args)
+        except MALFORMED as error:
+            del self.prices[prices:], self.quarantined[quarantined:]
+            self.quarantine(ref, f"malformed record ({type(error).__name__}: {str(error)[:200]})", payload)
 
     def skip_non_accelerator(self, n: int = 1) -> None:
         self.skipped_non_accelerator += n
@@ -208,8 +230,13 @@ def concat_parsed(parts: list[ParsedPrices], source: str = "prices") -> ParsedPr
 
 
 def load_json(body: bytes | str, what: str) -> Any:
-    """json.loads with a message that names the response (a truncated body is the usual cause)."""
+    """json.loads (nesting depth capped) with a message that names the response (a truncated body
+    is the usual cause)."""
+    from pipelines.lib.jsonsafe import JSONTooDeep, loads_bounded
+
     try:
-        return json.loads(body)
-    except json.JSONDecodeError as error:
+        return loads_bounded(body)
+    except JSONTooDeep as error:
+        raise ValueError(f"{what}: {error}") from error
+    except ValueError as error:
         raise ValueError(f"{what}: body is not valid JSON (truncated or not JSON?): {error}") from error

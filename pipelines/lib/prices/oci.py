@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from pipelines.lib.accelerators import match_cloud_sku
-from pipelines.lib.prices.normalize import ParsedPrices, PriceCollector, load_json
+from pipelines.lib.prices.normalize import ParsedPrices, PriceCollector, load_json, number
 
 SOURCE = "prices/oci"
 PROVIDER = "oci"
@@ -60,36 +60,41 @@ def parse_oci_products(body: bytes | str, *, file: str = "", source_url: str = "
         raise ValueError(f"OCI price list {file}: no 'items' list")
     out = PriceCollector(SOURCE, file, source_url)
     effective = page.get("lastUpdated")
-    for item in page["items"]:
-        part = str(item.get("partNumber") or "")
-        name = str(item.get("displayName") or "")
-        if not _is_gpu_item(item):
-            out.skip_non_accelerator()
-            continue
-        if LICENCE_PART.search(name):
-            out.quarantine(part, f"software licence billed per GPU-hour, not an instance rental ({name!r})", item)
-            continue
-        rental = RENTAL_PART.search(name)
-        shape = GPU_PART_SHAPES.get(rental.group("model")) if rental else None
-        match = match_cloud_sku(shape) if shape else None
-        if match is None:
-            out.quarantine(part, f"no known shape for GPU part {name!r}", item)
-            continue
-        if item.get("metricName") != GPU_UNIT:
-            out.quarantine(part, f"unknown unit {item.get('metricName')!r} (expected {GPU_UNIT!r})", item)
-            continue
-        value = _usd_pay_as_you_go(item)
-        if isinstance(value, str):
-            out.quarantine(part, value, item)
-            continue
-        try:
-            instance_price = float(value) * match.accelerators_per_instance
-        except (TypeError, ValueError):
-            instance_price = value  # price_problem names it
-        out.add_price(
-            provider=PROVIDER, sku=shape, region=REGION, pricing_model="on_demand",
-            accelerator=match.accelerator, accelerators_per_instance=match.accelerators_per_instance,
-            price_per_hour=instance_price, currency="USD", unit=GPU_UNIT, effective_date=effective,
-            raw_ref=part, payload=item,
-        )
+    for n, item in enumerate(page["items"]):
+        ref = str(item.get("partNumber") or "") if isinstance(item, dict) else f"items[{n}]"
+        out.record(ref, item, _parse_item, item, out, effective)
     return out.result()
+
+
+def _parse_item(item: dict[str, Any], out: PriceCollector, effective: Any) -> None:
+    part = str(item.get("partNumber") or "")
+    name = str(item.get("displayName") or "")
+    if not _is_gpu_item(item):
+        out.skip_non_accelerator()
+        return
+    if LICENCE_PART.search(name):
+        out.quarantine(part, f"software licence billed per GPU-hour, not an instance rental ({name!r})", item)
+        return
+    rental = RENTAL_PART.search(name)
+    shape = GPU_PART_SHAPES.get(rental.group("model")) if rental else None
+    match = match_cloud_sku(shape) if shape else None
+    if match is None:
+        out.quarantine(part, f"no known shape for GPU part {name!r}", item)
+        return
+    if item.get("metricName") != GPU_UNIT:
+        out.quarantine(part, f"unknown unit {item.get('metricName')!r} (expected {GPU_UNIT!r})", item)
+        return
+    value = _usd_pay_as_you_go(item)
+    if isinstance(value, str):
+        out.quarantine(part, value, item)
+        return
+    try:
+        instance_price = number(value) * match.accelerators_per_instance
+    except (TypeError, ValueError):
+        instance_price = value  # price_problem names it
+    out.add_price(
+        provider=PROVIDER, sku=shape, region=REGION, pricing_model="on_demand",
+        accelerator=match.accelerator, accelerators_per_instance=match.accelerators_per_instance,
+        price_per_hour=instance_price, currency="USD", unit=GPU_UNIT, effective_date=effective,
+        raw_ref=part, payload=item,
+    )

@@ -1,0 +1,48 @@
+"""Resource limits for untrusted input, each configurable by an environment variable.
+
+One place for every cap, so the README's "Limits and safety" table and the code agree. Values are
+read when asked for (not at import), so tests and operators can change them per process.
+"""
+
+from __future__ import annotations
+
+import os
+
+KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+
+# name -> (environment variable, default, what it bounds)
+SETTINGS: dict[str, tuple[str, float, str]] = {
+    "max_archive_bytes": ("MLPERF_MAX_ARCHIVE_BYTES", 1 * GiB, "bytes of one results or rules archive download"),
+    "max_offer_bytes": ("MLPERF_MAX_AWS_OFFER_BYTES", 8 * GiB, "bytes of one AWS offer file download"),
+    "max_response_bytes": ("MLPERF_MAX_RESPONSE_BYTES", 256 * MiB, "bytes of any other download or response"),
+    "min_rate_bytes": ("MLPERF_MIN_RATE_BYTES_PER_SECOND", 10 * KiB, "slowest accepted transfer rate"),
+    "min_rate_seconds": ("MLPERF_MIN_RATE_SECONDS", 60, "window over which the rate is measured"),
+    "deadline_seconds": ("MLPERF_DOWNLOAD_DEADLINE_SECONDS", 1800, "wall time of one download, retries included"),
+    "max_member_bytes": ("MLPERF_MAX_MEMBER_BYTES", 512 * MiB, "decompressed bytes of one archive member"),
+    "max_json_member_bytes": ("MLPERF_MAX_JSON_MEMBER_BYTES", 16 * MiB, "bytes of one JSON member (read whole)"),
+    "max_archive_total_bytes": ("MLPERF_MAX_ARCHIVE_TOTAL_BYTES", 32 * GiB, "decompressed bytes of a whole archive"),
+    "max_line_bytes": ("MLPERF_MAX_LINE_BYTES", 4 * MiB, "bytes of one line of a result log"),
+    "max_json_depth": ("MLPERF_MAX_JSON_DEPTH", 256, "nesting depth of any JSON document"),
+}
+
+
+def limit(name: str) -> int:
+    """The current value of a limit: its environment variable (a number; `1e9` allowed), else the default."""
+    variable, default, _ = SETTINGS[name]
+    text = os.environ.get(variable, "").strip().replace("_", "")
+    if not text:
+        return int(default)
+    try:
+        value = float(text)
+    except ValueError as exc:
+        raise ValueError(f"{variable}={text!r} is not a number") from exc
+    if not value > 0:
+        raise ValueError(f"{variable} must be positive, got {text!r}")
+    return int(value)
+
+
+def human(n: float) -> str:
+    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if n >= size and n % size == 0:
+            return f"{n // size:.0f} {unit}"
+    return f"{n:.0f} bytes"

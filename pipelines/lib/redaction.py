@@ -1,0 +1,46 @@
+"""Keep configured secrets out of every message, state file, metadata value and log line.
+
+The secrets are the values of `SECRET_VARIABLES` plus any registered at run time (e.g. a key
+passed as a resource field). `redact` replaces each one, plain or URL-encoded, with `[REDACTED]`.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import quote, quote_plus
+
+SECRET_VARIABLES = ("MLPERF_GCP_API_KEY", "MLPERF_GITHUB_TOKEN")
+MASK = "[REDACTED]"
+MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
+_registered: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    if value and len(value) >= MIN_SECRET_LENGTH:
+        _registered.add(value)
+
+
+def configured_secrets() -> list[str]:
+    values = {os.environ.get(v, "") for v in SECRET_VARIABLES} | _registered
+    forms = set()
+    for value in values:
+        if len(value) >= MIN_SECRET_LENGTH:
+            forms.update({value, quote(value, safe=""), quote_plus(value)})
+    return sorted(forms, key=len, reverse=True)  # longest first: an encoded form may contain the plain one
+
+
+def redact(text: object) -> str:
+    text = str(text)
+    for secret in configured_secrets():
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def redact_bytes(body: bytes) -> bytes:
+    """`redact` for a response body (an upstream echoing a key must not get it stored)."""
+    for secret in configured_secrets():
+        token = secret.encode("utf-8", "replace")
+        if token in body:
+            body = body.replace(token, MASK.encode())
+    return body
