@@ -181,7 +181,7 @@ def load_figures(con, round_version: str, benchmark: str, accelerators: Sequence
     costs = _select(con, "mart_cost_to_train", [
         "submitter", "system", "system_name", "accelerator", "accelerator_count", "score_minutes", "provider",
         "price_source", "region", "sku", "pricing_model", "price_per_accelerator_hour_usd", "cost_to_train_usd",
-        "is_native_cloud",
+        "is_native_cloud", "provider_kind",
     ], "round = ? and benchmark = ?", [round_version, benchmark], "system, provider, cost_to_train_usd, region, sku")
     utilization = _select(con, "mart_utilization", ["submitter", "system", "accelerator", "accelerator_count", "mfu"],
                           "round = ? and benchmark = ?", [round_version, benchmark])
@@ -197,10 +197,13 @@ def load_figures(con, round_version: str, benchmark: str, accelerators: Sequence
     costs = [r for r in costs if _matches(r["accelerator"], accelerators)]
     utilization = [r for r in utilization if _matches(r["accelerator"], accelerators)]
     results = [r for r in results if _matches(r["accelerator"], accelerators)]
-    # cheapest on-demand list price per (system, cloud): one bar each ('gcp' and 'gcp-list' are one cloud)
+    # cheapest on-demand list price per (system, cloud): one bar each ('gcp' and 'gcp-list' are one cloud).
+    # Marketplaces (auctions, resold capacity of other clouds) publish no list price: in the table only.
     cheapest: dict[tuple, dict] = {}
     for r in costs:
         if not _is_on_demand(r["pricing_model"]) or r["cost_to_train_usd"] is None:
+            continue
+        if r.get("provider_kind") == "marketplace":
             continue
         key = (r["submitter"], r["system"], cloud_of(r["provider"]))
         if key not in cheapest or r["cost_to_train_usd"] < cheapest[key]["cost_to_train_usd"]:
