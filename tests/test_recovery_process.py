@@ -12,19 +12,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from support.logs import make_archive, open_ssd_run, serve_package_rules, system_json
+from support.logs import serve_package_rules, write_ssd_archive
 
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _archive(path: Path, systems: int) -> None:
-    members = {}
-    for s in range(systems):
-        members[f"Acme/systems/box{s}.json"] = system_json()
-        for i, minutes in enumerate([10, 20, 30, 40, 50]):
-            members[f"Acme/results/box{s}/ssd/result_{i}.txt"] = "\n".join(open_ssd_run(10**6 * (i + 1), minutes)).encode()
-    path.write_bytes(make_archive(members))
 
 
 @pytest.fixture
@@ -34,7 +27,7 @@ def env(tmp_path, warehouse):
     environment = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse), "PYTHONPATH": str(ROOT),
                                 "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
                                 "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1"))}
-    _archive(site / "training_results_v4.1-main.tar.gz", systems=3)
+    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=3)
     return environment, warehouse, site
 
 
@@ -114,7 +107,7 @@ def test_the_next_refresh_removes_stale_files_and_rebuilds_a_truncated_published
 def test_a_published_file_replaced_by_garbage_is_republished_from_the_newest_good_build(env):
     environment, warehouse, site = env
     assert _refresh(environment).returncode == 0
-    _archive(site / "training_results_v4.1-main.tar.gz", systems=4)
+    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=4)
     assert _refresh(environment).returncode == 0
     published = warehouse / "mlperf.duckdb"
     newest = sorted((warehouse / "builds").glob("mlperf-*.duckdb"))[-1]

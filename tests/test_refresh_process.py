@@ -9,19 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from support.logs import make_archive, open_ssd_run, serve_package_rules, system_json
+from support.logs import serve_package_rules, write_ssd_archive
 
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 COUNT_SQL = "select count(*) as systems, sum(runs_total) as runs from fct_training_result"
 
 
-def _archive(path: Path, systems: int) -> None:
-    members = {}
-    for s in range(systems):
-        members[f"Acme/systems/box{s}.json"] = system_json()
-        for i, minutes in enumerate([10, 20, 30, 40, 50]):
-            members[f"Acme/results/box{s}/ssd/result_{i}.txt"] = "\n".join(open_ssd_run(10**6 * (i + 1), minutes)).encode()
-    path.write_bytes(make_archive(members))
 
 
 @pytest.fixture
@@ -31,9 +24,9 @@ def env(tmp_path, warehouse):
     environment = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse),
                                 "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
                                 "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1"))}
-    _archive(site / "training_results_v4.1-main.tar.gz", systems=20)
+    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=20)
     subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment, check=True, capture_output=True)
-    _archive(site / "training_results_v4.1-main.tar.gz", systems=400)  # the next refresh has more to do
+    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=400)  # the next refresh has more to do
     return environment, warehouse
 
 

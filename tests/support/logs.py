@@ -120,3 +120,13 @@ def serve_package_rules(site, round_version: str) -> str:
     if made is not None:
         (site / f"logging-{made[0]}.tar.gz").write_bytes(made[1])
     return "logging-{ref}.tar.gz"
+
+
+def write_ssd_archive(path, systems: int, minutes=(10, 20, 30, 40, 50)) -> None:
+    """A round archive of `systems` Acme systems, each with one SSD run per entry of `minutes`."""
+    members = {}
+    for s in range(systems):
+        members[f"Acme/systems/box{s}.json"] = system_json()
+        for i, m in enumerate(minutes):
+            members[f"Acme/results/box{s}/ssd/result_{i}.txt"] = "\n".join(open_ssd_run(10**6 * (i + 1), m)).encode()
+    path.write_bytes(make_archive(members))
