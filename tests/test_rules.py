@@ -259,3 +259,21 @@ def test_a_sharply_shrinking_round_is_refused_unless_accepted(tmp_path, warehous
         accepted = _refresh(server, ["v4.1"], accept_shrink=True)
     assert accepted.ok and accepted.published, accepted.render()
     assert _db(warehouse).execute("select count(*) from fct_training_result").fetchone() == (1,)
+
+
+def test_today_s_verdict_is_reused_only_when_the_same_rule_files_and_behaviour_decided():
+    from pipelines.lib.mlperf.round_parser import RoundRules
+
+    files = dict(SUBMISSION_RULES)
+    later = files | {"training_6.1.0/common.yaml": "- KEY:\n    NAME: x\n    FIRST_CHECK: \" True \"\n"}
+    rules = RoundRules(_ruleset(files, CHECKER_2_1, "training_2.1.0"),
+                       _ruleset(later, CHECKER_2_1 + " FIRST_CHECK", "training_2.1.0"))
+    decided = frozenset({"training_2.1.0/common.yaml"})
+    # FIRST_CHECK only in a folder this log never reached: same files, same behaviour, same verdict
+    assert rules.same_verdict(decided)
+    edited = RoundRules(rules.published, _ruleset({k: v + "\n# edited" for k, v in files.items()}, CHECKER_2_1,
+                                                  "training_2.1.0"))
+    assert not edited.same_verdict(decided)  # the deciding file differs
+    older = RoundRules(rules.published, _ruleset(files, "", "training_2.1.0"))
+    assert not older.same_verdict(decided)  # its checker runs submission keys' checks on every line
+    assert RoundRules(None, None).same_verdict(frozenset())

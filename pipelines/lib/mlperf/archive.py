@@ -96,6 +96,7 @@ def _unsafe(name: str) -> str | None:
 # Before `run_start` a log prints its configuration, where the training precision is stated
 # (precision.py): those lines are kept too, up to this many bytes.
 _MAX_CONFIG_BYTES = 1 << 20
+_CONFIG_LINE = re.compile(b"|".join(re.escape(t) for t in CONFIG_TOKENS), re.IGNORECASE)
 
 
 def read_log_stream(fh: IO[bytes], name: str, max_line: int) -> FilteredLog | str:
@@ -127,11 +128,9 @@ def read_log_stream(fh: IO[bytes], name: str, max_line: int) -> FilteredLog | st
                 kept.append(line)
                 if config_budget and b"run_start" in line:
                     config_budget = 0
-            elif config_budget and len(line) <= min(max_line, config_budget):
-                lowered = line.lower()
-                if any(token in lowered for token in CONFIG_TOKENS):
-                    kept.append(line)
-                    config_budget -= len(line)
+            elif config_budget and len(line) <= min(max_line, config_budget) and _CONFIG_LINE.search(line):
+                kept.append(line)
+                config_budget -= len(line)
         if len(carry) > max_line:
             return _line_too_long(name, max_line)
         if not chunk:

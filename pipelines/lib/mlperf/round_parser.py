@@ -33,13 +33,20 @@ class RoundRules:
     current: RuleSet | None
 
     @cached_property
-    def differing_files(self) -> frozenset[str] | None:
-        """Rule files that differ between the two; None when the checkers' semantics differ (or
-        only one side has rules), so every verdict must be computed twice."""
+    def _differing_files(self) -> frozenset[str]:
+        return self.published.differing_files(self.current)
+
+    def same_verdict(self, configs: frozenset[str]) -> bool:
+        """Would today's rules judge a log as the published ones did, given the rule files that
+        decided the published verdict? Yes when those files are the same text in both releases and
+        the two checkers differ in nothing those files exercise."""
         p, c = self.published, self.current
-        if p is None or c is None or p.semantics != c.semantics or p.entry != c.entry:
-            return None
-        return p.differing_files(c)
+        if p is None or c is None:
+            return p is None and c is None
+        if p.entry != c.entry or configs & self._differing_files:
+            return False
+        text = "".join(p.config_text(name) or "" for name in sorted(configs))
+        return p.semantics.exercised_by(text) == c.semantics.exercised_by(text)
 
 
 # The timeline of a run kept as events: enough to recompute timings and throughput in SQL.
@@ -136,9 +143,8 @@ def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[s
     lines = normalize_v05(log.lines) if fmt is MLP05 else log.lines
     facts = run_facts(lines)
     drop_reason, configs = _drop_reason(lines, len(log.errors), rules.published, facts)
-    differing = rules.differing_files
-    if rules.published is None and rules.current is None or differing is not None and not configs & differing:
-        current_drop_reason = drop_reason  # the same rule files and semantics decided: the same verdict
+    if rules.same_verdict(configs):  # the same rule files and checker behaviour decided
+        current_drop_reason = drop_reason
     else:
         current_drop_reason, _ = _drop_reason(lines, len(log.errors), rules.current, facts)
     precision_logged, precision_evidence = log_precision(data)

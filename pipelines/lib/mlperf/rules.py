@@ -90,6 +90,17 @@ class CheckerSemantics:
     first_check: bool  # newer package: `FIRST_CHECK` runs on a key's first line
     weights_init_warnings: bool  # 1.1 only: weights_initialization failures are warnings
 
+    def exercised_by(self, rule_text: str) -> CheckerSemantics:
+        """These semantics with every difference the given rule files do not exercise switched off:
+        two checkers that differ only there judge those files alike."""
+        return CheckerSemantics(
+            checks_submission_keys_once=self.checks_submission_keys_once,
+            begin_sees_loglines=self.begin_sees_loglines and "loglines" in rule_text,
+            at_least_n=self.at_least_n and "AT_LEAST(" in rule_text,
+            first_check=self.first_check and "FIRST_CHECK" in rule_text,
+            weights_init_warnings=self.weights_init_warnings and "initialized_tensors" in rule_text,
+        )
+
     @classmethod
     def from_checker_source(cls, source: str) -> CheckerSemantics:
         return cls(
