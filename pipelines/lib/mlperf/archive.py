@@ -96,7 +96,6 @@ def _unsafe(name: str) -> str | None:
 # Before `run_start` a log prints its configuration, where the training precision is stated
 # (precision.py): those lines are kept too, up to this many bytes.
 _MAX_CONFIG_BYTES = 1 << 20
-_CONFIG_LINE = re.compile(b"|".join(re.escape(t) for t in CONFIG_TOKENS), re.IGNORECASE)
 
 
 def read_log_stream(fh: IO[bytes], name: str, max_line: int) -> FilteredLog | str:
@@ -118,19 +117,17 @@ def read_log_stream(fh: IO[bytes], name: str, max_line: int) -> FilteredLog | st
             held = b""
         if b"\r" in buffer:
             buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        lines = buffer.split(b"\n")
-        carry = lines.pop() + held if chunk else lines.pop()
+        end = buffer.rfind(b"\n") + 1  # the complete lines; the rest waits for the next read
+        region, carry = buffer[:end], (buffer[end:] + held if chunk else buffer[end:])
+        lines = region.split(b"\n")[:-1]
         physical += len(lines)
-        for line in lines:
-            if LOG_TOKEN_PREFIX in line:
-                if len(line) > max_line:
-                    return _line_too_long(name, max_line)
-                kept.append(line)
-                if config_budget and b"run_start" in line:
-                    config_budget = 0
-            elif config_budget and len(line) <= min(max_line, config_budget) and _CONFIG_LINE.search(line):
-                kept.append(line)
-                config_budget -= len(line)
+        if config_budget:  # the configuration, printed before run_start, may state the precision
+            config, config_budget = _config_lines(region, config_budget)
+            kept += config
+        log_lines = [line for line in lines if LOG_TOKEN_PREFIX in line]
+        if log_lines and max(map(len, log_lines)) > max_line:
+            return _line_too_long(name, max_line)
+        kept += log_lines
         if len(carry) > max_line:
             return _line_too_long(name, max_line)
         if not chunk:
@@ -140,6 +137,28 @@ def read_log_stream(fh: IO[bytes], name: str, max_line: int) -> FilteredLog | st
         if LOG_TOKEN_PREFIX in carry:
             kept.append(carry)
     return FilteredLog(b"\n".join(kept), physical, digest.hexdigest())
+
+
+def _config_lines(region: bytes, budget: int) -> tuple[list[bytes], int]:
+    """The lines of `region` (complete lines) before `run_start` that hold a precision token and no
+    log token, up to `budget` bytes; and the budget left (0 once run_start is reached)."""
+    cut = region.find(b"run_start")
+    head = (region if cut < 0 else region[:cut]).lower()
+    starts = set()
+    for token in CONFIG_TOKENS:
+        at = head.find(token)
+        while at >= 0:
+            start = head.rfind(b"\n", 0, at) + 1
+            starts.add(start)
+            stop = region.find(b"\n", at)
+            at = head.find(token, stop)
+    found = []
+    for start in sorted(starts):
+        line = region[start:region.find(b"\n", start)]
+        if LOG_TOKEN_PREFIX not in line and len(line) <= budget:
+            found.append(line)
+            budget -= len(line)
+    return found, (0 if cut >= 0 else budget)
 
 
 def _line_too_long(name: str, max_line: int) -> str:
