@@ -277,3 +277,18 @@ def test_today_s_verdict_is_reused_only_when_the_same_rule_files_and_behaviour_d
     older = RoundRules(rules.published, _ruleset(files, "", "training_2.1.0"))
     assert not older.same_verdict(decided)  # its checker runs submission keys' checks on every line
     assert RoundRules(None, None).same_verdict(frozenset())
+
+
+def test_an_archive_whose_every_result_log_is_refused_keeps_the_round_s_data(tmp_path, warehouse, monkeypatch):
+    """A hostile archive (every result log over the member limit) must not publish the round empty."""
+    site = tmp_path / "site"
+    site.mkdir()
+    with LoopbackServer(site) as server:
+        _serve(site, "v4.1", _box_runs("box", [10, 20, 30]))
+        assert _refresh(server, ["v4.1"]).published
+        monkeypatch.setenv("MLPERF_MAX_MEMBER_BYTES", "64")  # every log is larger: all refused
+        _serve(site, "v4.1", _box_runs("box", [10, 20, 30]) | _box_runs("big", [5, 6, 7]))
+        summary = _refresh(server, ["v4.1"])
+    failed = [s for s in summary.steps if not s.ok]
+    assert [s.name for s in failed] == ["results v4.1"] and "no result logs" in failed[0].detail, summary.render()
+    assert _db(warehouse).execute("select count(*), sum(runs_total) from fct_training_result").fetchone() == (1, 3)
