@@ -87,8 +87,8 @@ def _page(title: str, body: str, depth: int, crumbs: Sequence[tuple[str, str]] =
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{esc(title)}</title><link rel='stylesheet' href='{up}assets/site.css'></head><body>"
-        f"{nav}{body}<footer>MLPerf Training results from the mlperf-warehouse, scored as the official MLCommons "
-        f"scorer scores them. Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}.</footer>"
+        f"{nav}{body}<footer>MLPerf Training results from the mlperf-warehouse, scored as MLCommons published "
+        f"them. Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}.</footer>"
         f"<script src='{up}assets/site.js'></script></body></html>"
     )
 
