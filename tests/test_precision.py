@@ -85,6 +85,24 @@ def test_mfu_uses_the_peak_of_the_stated_precision():
     assert rows["acme-x"][4] == "accelerator not mapped (see the unmapped_accelerators check)"
 
 
+def test_a_result_faster_than_the_bf16_peak_is_measured_against_fp8_and_says_why():
+    con = duckdb.connect()
+    build_fixture(con)
+    con.execute("update dim_accelerator set peak_dense_fp8_flops = 1979e12 where accelerator = 'nvidia-h100-sxm-80gb'")
+    # two thirds of its real time: 1.2e9 tokens × 6 × 175e9 / (26/1.5 min × 1024 GPUs) ≈ 1.18e15 FLOP/s > 989e12
+    con.execute("update fct_training_run set time_to_train_minutes = time_to_train_minutes / 1.5 "
+                "where system = 'dgxh100_n128'")
+    from pipelines.lib.warehouse import sql_models
+
+    con.execute(f"create or replace table mart_utilization as {sql_models()['mart_utilization']}")
+    precision, source, peak, mfu, reason = _mfu_rows(con)["dgxh100_n128"]
+    assert (precision, source, peak) == ("fp8", "implied_by_throughput", 1979e12)
+    assert mfu == pytest.approx(1.2e9 * 6 * 175e9 / (26.0 / 1.5 * 60 * 1024 * 1979e12)) and mfu < 1
+    evidence = con.execute("select precision_evidence from mart_utilization where system = 'dgxh100_n128'").fetchone()[0]
+    assert "above the dense BF16 peak 9.89e+14" in evidence
+    assert _mfu_rows(con)["dgxh100_n64"][:3] == ("bf16", "default_bf16", 989e12)  # within the BF16 peak: unchanged
+
+
 def test_checks_name_the_rows(tmp_path):
     """unmapped_accelerators warns and names systems; mfu_at_most_one is an ERROR naming each row."""
     import dagster as dg

@@ -8,6 +8,8 @@
 -- Precision: what the scored runs' logs state (the most common format among them, e.g. NeMo's
 -- `fp8: true`), else what the systems file states, else BF16 (`precision_source` says which).
 -- FP16 runs use the BF16 peak (the same dense tensor rate on every chip here that has both).
+-- A result stating nothing whose achieved FLOP/s exceed the dense BF16 peak is measured against the
+-- FP8 peak (`precision_source` 'implied_by_throughput', with the figures as evidence).
 -- `mfu_null_reason` says why `mfu` is NULL. MFU above 1 fails the `mfu_at_most_one` check.
 with runs as (
     select
@@ -91,6 +93,31 @@ measured as (
     left join runs
         on runs.round = r.round and runs.submitter = r.submitter and runs.system = r.system
         and runs.benchmark = r.benchmark
+),
+
+resolved as (
+    -- A result that states no format yet computes faster than the dense BF16 peak cannot have
+    -- trained in BF16: where the chip has an FP8 peak, it is measured against that, and says why.
+    select
+        * replace (
+            case when implied_fp8 then 'fp8' else precision end as precision,
+            case when implied_fp8 then 'implied_by_throughput' else precision_source end as precision_source,
+            case when implied_fp8 then
+                'achieved ' || printf('%.3g', achieved_flops) || ' FLOP/s per accelerator, above the dense BF16 peak '
+                || printf('%.3g', peak_dense_bf16_flops) || ': not a BF16 run'
+                else precision_evidence end as precision_evidence,
+            case when implied_fp8 then peak_dense_fp8_flops else peak_flops_used end as peak_flops_used
+        )
+    from (
+        select
+            *,
+            samples_to_converge * model_flops_per_convergence_unit
+                / (time_to_train_minutes * 60.0 * accelerator_count) as achieved_flops,
+            precision_source = 'default_bf16' and peak_dense_fp8_flops is not null
+                and samples_to_converge * model_flops_per_convergence_unit
+                    / (time_to_train_minutes * 60.0 * accelerator_count) > peak_dense_bf16_flops as implied_fp8
+        from measured
+    )
 )
 
 select
@@ -127,4 +154,4 @@ select
         when precision = 'fp4' then 'FP4 run: dim_accelerator has no FP4 peak'
         when peak_flops_used is null then 'no dense ' || upper(precision) || ' peak for ' || accelerator || ' in dim_accelerator'
     end as mfu_null_reason
-from measured
+from resolved
