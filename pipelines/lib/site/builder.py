@@ -211,7 +211,7 @@ def round_page(round_version: str, rows: list[dict], benchmarks: list[str], repo
         body.append(f"<tr {attrs}>" + "".join(cells) + "</tr>")
     return (
         f"<h1>MLPerf Training {esc(round_version)}: results</h1>"
-        "<p class='lead'>One row per system, one column per benchmark: the official score, in minutes to train "
+        "<p class='lead'>One row per system, one column per benchmark: the score as MLCommons published it, in minutes to train "
         "(lower is better). Filter by division, availability, submitter or accelerator; click a column to sort. "
         "Each benchmark's <em>report</em> has its scaling and cost charts.</p>"
         + filters
