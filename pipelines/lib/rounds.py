@@ -28,13 +28,19 @@ def round_sort_key(round_version: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
+def url_template(override: str | None, variable: str, default: str, placeholder: str, what: str) -> str:
+    """A URL template: `override`, else the environment variable, else the default; it must hold
+    its placeholder, or every partition would fetch the same file."""
+    template = override or os.environ.get(variable) or default
+    if placeholder not in template:
+        raise ValueError(f"the {what} URL template must contain {placeholder}: {template!r}")
+    return template
+
+
 def results_url_template(override: str | None = None) -> str:
     """The archive URL template: `override`, else `MLPERF_RESULTS_URL_TEMPLATE`, else GitHub's.
     Without `{version}` every round would fetch the same archive and be scored as another round."""
-    template = override or os.environ.get("MLPERF_RESULTS_URL_TEMPLATE") or DEFAULT_RESULTS_URL_TEMPLATE
-    if "{version}" not in template:
-        raise ValueError(f"the results URL template must contain {{version}} (e.g. training_results_{{version}}.tar.gz): {template!r}")
-    return template
+    return url_template(override, "MLPERF_RESULTS_URL_TEMPLATE", DEFAULT_RESULTS_URL_TEMPLATE, "{version}", "results")
 
 
 def archive_url(template: str, round_version: str) -> str:

@@ -25,7 +25,7 @@ from functools import cached_property, lru_cache
 from importlib import metadata, resources
 from pathlib import Path, PurePosixPath
 
-from ..rounds import round_sort_key
+from ..rounds import round_sort_key, url_template
 
 RULES_REFS_CSV = Path(__file__).with_name("rules_refs.csv")
 DEFAULT_RULES_URL_TEMPLATE = "https://github.com/mlcommons/logging/archive/{ref}.tar.gz"
@@ -70,10 +70,8 @@ def ref_for_round(round_version: str) -> RulesRef | None:
 
 
 def rules_url_template(override: str | None = None) -> str:
-    template = override or os.environ.get("MLPERF_RULES_URL_TEMPLATE") or DEFAULT_RULES_URL_TEMPLATE
-    if "{ref}" not in template:
-        raise ValueError(f"the rules URL template must contain {{ref}}: {template!r}")
-    return template
+    """`override`, else `MLPERF_RULES_URL_TEMPLATE`, else GitHub's archive of the ref."""
+    return url_template(override, "MLPERF_RULES_URL_TEMPLATE", DEFAULT_RULES_URL_TEMPLATE, "{ref}", "rules")
 
 
 def rules_url(template: str, ref: str) -> str:
