@@ -32,9 +32,11 @@ from pipelines.lib.http import FetchError, RetryPolicy, fetch_to_file  # noqa: E
 PARSE = """
 import sys, time
 from pathlib import Path
+from pipelines.lib.mlperf.round_parser import RoundRules
+from pipelines.lib.mlperf.rules import package_ruleset
 from pipelines.lib.mlperf.tables import round_frames
 started = time.perf_counter()
-frames = round_frames(Path(sys.argv[1]), "v4.1")
+frames = round_frames(Path(sys.argv[1]), "v4.1", RoundRules(package_ruleset("v4.1"), package_ruleset("v4.1")))
 reasons = frames["quarantine"].filter(frames["quarantine"]["file"].str.ends_with("result_9.txt"))["reason"].to_list()
 peak = int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1]) // 1024  # this process only
 print(f"{time.perf_counter() - started:.1f} s, peak RSS {peak} MB, "
