@@ -7,6 +7,8 @@ from pathlib import Path
 
 import duckdb
 
+from .rounds import round_sort_key
+
 _PER_ROUND = """
 select
     round,
@@ -36,8 +38,6 @@ def round_coverage(db: Path) -> list[dict]:
             rows[round_version]["unscored"][reason or "unknown"] = count
     finally:
         con.close()
-    from .rounds import round_sort_key
-
     return [rows[r] for r in sorted(rows, key=round_sort_key)]
 
 

@@ -10,10 +10,12 @@ from typing import Callable
 
 import dagster as dg
 
-from .paths import warehouse_dir
+from .coverage import render_coverage, round_coverage
 from .mlperf.refresh import max_shrink_from_env
 from .mlperf.rules import rules_url_template
+from .paths import warehouse_dir
 from .rounds import results_url_template
+from .staging import staged_files
 
 # Dagster's per-step lines and failure tracebacks drown the progress display; failures are
 # summarized one line each instead. MLPERF_DEBUG=1 shows Dagster's errors with their tracebacks.
@@ -52,8 +54,6 @@ class RefreshSummary:
             else:
                 lines += _wrap(head, detail, _TABLE_WIDTH)
         if self.coverage:
-            from .coverage import render_coverage
-
             lines.append("coverage per round:")
             lines += [wrapped for line in render_coverage(self.coverage) for wrapped in _wrap("  ", line, _TABLE_WIDTH)]
         lines.append(f"warehouse: {self._verdict()}")
@@ -236,8 +236,6 @@ def _refresh(
     # (the price history says when it was fetched). Everything else is published; the summary names
     # what failed and the refresh exits non-zero. A refresh asked for rounds of which not one has ever
     # loaded (a first refresh, offline) publishes nothing rather than a warehouse without results.
-    from .staging import staged_files
-
     if rounds and not staged_files("mlperf_runs", warehouse_dir()):
         progress("no results round has been loaded yet: nothing is published")
         return summary
@@ -259,8 +257,6 @@ def _refresh(
     summary.steps.extend(_check_outcomes(result))
     published = warehouse_dir() / "mlperf.duckdb"
     if published.exists():
-        from .coverage import round_coverage
-
         summary.coverage = [row for row in round_coverage(published) if row["round"] in rounds]
     if summary.published:
         summary.steps.append(_after_publish(instance, resources, progress))

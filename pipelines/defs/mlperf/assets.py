@@ -4,6 +4,7 @@ import dagster as dg
 
 from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
+from pipelines.lib.http import FetchResult
 from pipelines.lib.mlperf.refresh import fetch_round, fetch_rules, stage_round
 from pipelines.lib.mlperf.rules import rules_url
 from pipelines.lib.rounds import archive_url
@@ -23,15 +24,15 @@ def mlperf_results_archive(
     started = time.perf_counter()
     fetched = fetch_round(round_version, results_source.url_template, warehouse_location.path(), policy)
     context.log.info(f"{round_version}: {'downloaded' if fetched.changed else 'unchanged upstream'} ({fetched.size} bytes)")
+    return _fetched(fetched, archive_url(results_source.url_template, round_version),
+                    etag=fetched.etag or "", fetch_seconds=round(time.perf_counter() - started, 2))
+
+
+def _fetched(fetched: FetchResult, url: str, **metadata) -> dg.MaterializeResult:
+    """A downloaded archive as an asset materialization: its URL, whether it changed, its digest."""
     return dg.MaterializeResult(
-        metadata={
-            "url": dg.MetadataValue.url(archive_url(results_source.url_template, round_version)),
-            "changed": fetched.changed,
-            "sha256": fetched.sha256,
-            "bytes": fetched.size,
-            "etag": fetched.etag or "",
-            "fetch_seconds": round(time.perf_counter() - started, 2),
-        },
+        metadata={"url": dg.MetadataValue.url(url), "changed": fetched.changed, "sha256": fetched.sha256,
+                  "bytes": fetched.size, **metadata},
         data_version=dg.DataVersion(fetched.sha256),
     )
 
@@ -56,19 +57,8 @@ def mlperf_rules_archive(
         return dg.MaterializeResult(metadata={"ref": "none", "why": "v0.5 predates the rules releases"})
     if not ref.listed:
         context.log.warning(ref.why)
-    return dg.MaterializeResult(
-        metadata={
-            "ref": ref.ref,
-            "ref_date": ref.ref_date,
-            "why": ref.why,
-            "in_rules_table": ref.listed,
-            "url": dg.MetadataValue.url(rules_url(results_source.rules_url_template, ref.ref)),
-            "changed": fetched.changed,
-            "sha256": fetched.sha256,
-            "bytes": fetched.size,
-        },
-        data_version=dg.DataVersion(fetched.sha256),
-    )
+    return _fetched(fetched, rules_url(results_source.rules_url_template, ref.ref),
+                    ref=ref.ref, ref_date=ref.ref_date, why=ref.why, in_rules_table=ref.listed)
 
 
 @dg.asset(
