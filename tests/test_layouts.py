@@ -5,7 +5,7 @@ import json
 
 import duckdb
 import pytest
-from support.logs import install_package_rules, make_archive, mllog, open_ssd_run, package_rules, system_json
+from support.logs import install_package_rules, make_archive, open_ssd_run, package_rules, system_json
 
 from pipelines.lib import warehouse as wh
 from pipelines.lib.mlperf.refresh import archive_path, stage_round

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipelines.lib import metrics
+from pipelines.lib.prices import clouds
 from pipelines.lib.metrics import FamilyMember
 from pipelines.lib.mlperf.mllog import LogLine
 from pipelines.lib.mlperf.runs import run_facts, steady_state_throughput
@@ -77,13 +78,13 @@ def test_perf_per_dollar_and_ratio():
 
 
 def test_native_cloud():
-    assert metrics.is_native_cloud("Google", "gcp")
-    assert metrics.is_native_cloud("Microsoft Azure", "azure")
-    assert metrics.is_native_cloud("Oracle", "oci")
-    assert metrics.is_native_cloud("Amazon", "aws") and metrics.is_native_cloud("AWS", "aws")
-    assert metrics.is_native_cloud("CoreWeave", "coreweave")
-    assert not metrics.is_native_cloud("NVIDIA", "gcp")
-    assert not metrics.is_native_cloud("Google", "aws")
+    assert clouds.is_native_cloud("Google", "gcp")
+    assert clouds.is_native_cloud("Microsoft Azure", "azure")
+    assert clouds.is_native_cloud("Oracle", "oci")
+    assert clouds.is_native_cloud("Amazon", "aws") and clouds.is_native_cloud("AWS", "aws")
+    assert clouds.is_native_cloud("CoreWeave", "coreweave")
+    assert not clouds.is_native_cloud("NVIDIA", "gcp")
+    assert not clouds.is_native_cloud("Google", "aws")
 
 
 # --- MFU ------------------------------------------------------------------------------------------

@@ -81,11 +81,6 @@ def mfu(
     return achieved / available
 
 
-# The native-cloud rule has one definition: pipelines/lib/prices/cloud_providers.csv (also the seed
-# mart_cost_to_train reads), applied by pipelines.lib.prices.clouds.
-from pipelines.lib.prices.clouds import is_native_cloud  # noqa: E402,F401
-
-
 @dataclass(frozen=True)
 class FamilyMember:
     system: str

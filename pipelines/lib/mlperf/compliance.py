@@ -12,7 +12,6 @@ and its code compiled once per process, and a log is parsed once.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 import yaml

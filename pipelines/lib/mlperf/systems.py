@@ -4,7 +4,6 @@ NVIDIA `systems/<system>.json` files that are log text (`key: {json}` lines), no
 from __future__ import annotations
 
 import ast
-import json
 import re
 
 from ..jsonsafe import JSONTooDeep, loads_bounded

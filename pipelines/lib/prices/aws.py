@@ -17,7 +17,6 @@ options (Partial/All Upfront, convertible) are quarantined as "not modelled".
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path

@@ -27,9 +27,8 @@ from urllib.parse import quote
 import duckdb
 
 from pipelines.lib import report as report_lib
-from pipelines.lib.rounds import round_sort_key
+from pipelines.lib.rounds import ROUND_PATTERN, round_sort_key
 
-ROUND_PATTERN = re.compile(r"^v\d+\.\d+$")
 GITHUB = "https://github.com/mlcommons/training_results_{round}"
 SYSTEM_FIELDS = [
     ("system_name", "name"), ("submitter", "submitter"), ("division", "division"),
@@ -46,7 +45,6 @@ class Site:
     out_dir: Path
     index: Path
     rounds: list[str] = field(default_factory=list)
-    round_pages: dict[str, Path] = field(default_factory=dict)
     reports: dict[tuple[str, str], Path] = field(default_factory=dict)
     system_pages: int = 0
     notes: list[str] = field(default_factory=list)
@@ -103,14 +101,11 @@ def _minutes(v) -> str:
     return f"{v:,.2f}" if v is not None else "—"
 
 
-AVAILABILITY_LABELS = {"available_on_premise": "on-premise", "available_cloud": "cloud"}
-
-
 def _availability(row: dict) -> str:
     """The availability a reader filters on: the normalized category when the warehouse has it."""
     cat = row.get("availability_category")
     if cat:
-        return AVAILABILITY_LABELS.get(str(cat), str(cat).replace("_", " "))
+        return str(cat)
     return str(row.get("availability") or "unknown")
 
 
@@ -325,7 +320,7 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, rounds: Sequence[s
                 site.reports[(round_version, b)] = rep.html
                 hrefs[b] = href
         crumbs = [("../../index.html", "All rounds"), ("", round_version)]
-        site.round_pages[round_version] = _write(rdir / "index.html", _page(
+        _write(rdir / "index.html", _page(
             f"MLPerf Training {round_version} results", round_page(round_version, rows, benchmarks, hrefs, bench_names),
             2, crumbs))
         by_system: dict[tuple[str, str], list[dict]] = {}
