@@ -24,6 +24,21 @@ def unknown(kind: str, value: str, valid: Sequence[str], hint: str = "", shown: 
     return UsageError(message + (f"\n{hint}" if hint else ""))
 
 
+def parse_round(text: str) -> str:
+    """`4.1` → 'v4.1'; a value that is no round is a usage error (exit 2)."""
+    from pipelines.lib.rounds import normalize_round
+
+    try:
+        return normalize_round(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def parse_rounds(text: str) -> list[str]:
+    """`v4.1,5.0` → ['v4.1', 'v5.0']."""
+    return [parse_round(r) for r in text.split(",") if r.strip()]
+
+
 def loaded_rounds(con) -> list[str]:
     from pipelines.lib.rounds import round_sort_key
 

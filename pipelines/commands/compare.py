@@ -109,17 +109,13 @@ def comparison_rows(a: dict, b: dict, cost_a, cost_b) -> list[tuple[str, str, st
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pipelines.commands import UsageError, check_benchmark, check_round
+    from pipelines.commands import UsageError, check_benchmark, check_round, parse_round
     from pipelines.commands.query import render_table
     from pipelines.lib.paths import published_db
     from pipelines.lib.query import connect_readonly
-    from pipelines.lib.rounds import normalize_round
 
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
-    try:
-        round_version = normalize_round(args.round)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    round_version = parse_round(args.round)
     with connect_readonly(published_db(base)) as con:
         check_round(con, round_version)
         benchmark = check_benchmark(con, round_version, args.benchmark)

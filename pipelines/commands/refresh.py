@@ -42,14 +42,11 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.lib.paths import warehouse_dir
     from pipelines.lib.redaction import redact
     from pipelines.lib.refresh_job import refresh
-    from pipelines.lib.rounds import configured_rounds, normalize_round
+    from pipelines.lib.rounds import configured_rounds
 
-    from pipelines.commands import UsageError
+    from pipelines.commands import parse_rounds
 
-    try:
-        rounds = [normalize_round(r) for r in args.rounds.split(",") if r.strip()] if args.rounds else configured_rounds()
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    rounds = parse_rounds(args.rounds) if args.rounds else configured_rounds()
     started = time.perf_counter()
     with Progress(len(rounds), warehouse_dir() / "raw") as progress:
         summary = refresh(rounds, url_template=args.results_url_template, rules_template=args.rules_url_template,

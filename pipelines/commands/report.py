@@ -41,17 +41,13 @@ def check_accelerators(con, round_version: str, benchmark: str, accelerators: li
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pipelines.commands import UsageError, check_benchmark, check_round
+    from pipelines.commands import UsageError, check_benchmark, check_round, parse_round
     from pipelines.lib.paths import published_db
     from pipelines.lib.query import connect_readonly
     from pipelines.lib.report import build_report, default_benchmark
-    from pipelines.lib.rounds import normalize_round
 
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
-    try:
-        round_version = normalize_round(args.round)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    round_version = parse_round(args.round)
     accelerators = [a.strip() for a in (args.accelerators or "").split(",") if a.strip()] or None
     with connect_readonly(published_db(base)) as con:
         check_round(con, round_version)

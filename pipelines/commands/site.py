@@ -30,11 +30,12 @@ def run(args: argparse.Namespace) -> int:
 
     from pipelines.lib.paths import published_db
     from pipelines.lib.query import connect_readonly
-    from pipelines.lib.rounds import normalize_round
     from pipelines.lib.site import build_site
 
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
-    rounds = [normalize_round(r) for r in (args.rounds or "").split(",") if r.strip()] or None
+    from pipelines.commands import parse_rounds
+
+    rounds = parse_rounds(args.rounds or "") or None
     with connect_readonly(published_db(base)) as con:
         site = build_site(con, Path(args.out), rounds, reports=not args.no_reports)
     for note in site.notes:
