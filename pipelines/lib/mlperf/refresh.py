@@ -110,6 +110,17 @@ def _marker(round_version: str, base: Path) -> Path:
     return staging_dir("_meta", base) / f"mlperf-{round_version}.json"
 
 
+def _sha256(path: Path) -> str:
+    """The digest recorded while the file was downloaded, else computed now (a file put there by hand)."""
+    sha = recorded_sha256(path)
+    if sha is None:
+        if not path.exists():
+            raise FileNotFoundError(f"{path.name} has not been fetched")
+        with open(path, "rb") as fh:
+            sha = hashlib.file_digest(fh, "sha256").hexdigest()
+    return sha
+
+
 def scored_results(runs: pl.DataFrame) -> int:
     """Results (submitter, system, benchmark) with at least one run that counts as published."""
     return runs.filter(pl.col("drop_reason").is_null()).select("submitter", "system", "benchmark").n_unique()
@@ -135,11 +146,10 @@ def published_scored_results(round_version: str, base: Path) -> int | None:
 
 def _guard(round_version: str, frames: dict[str, pl.DataFrame], base: Path, max_shrink: float, accept_shrink: bool):
     runs = frames["mlperf_runs"]
-    if runs.height == 0:
+    if runs.height == 0:  # logs there were, but every one was refused or failed validation
         raise NoResultLogs(
-            f"{round_version}: the archive holds no result logs in any known layout "
-            "(<submitter>/results/<system>/<benchmark>/result_*.txt, or v0.5's <submitter>/<entry>/results/...); "
-            "is the URL template pointing at the right repository? The previous data of the round is kept"
+            f"{round_version}: none of the archive's result logs could be loaded (each was refused or "
+            "quarantined: see fct_quarantine); the previous data of the round is kept"
         )
     before, now = published_scored_results(round_version, base), scored_results(runs)
     if before and not accept_shrink and now < before * (1 - max_shrink):
@@ -156,13 +166,12 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
     Refuses (RoundRejected, nothing written) an archive with no result logs or one whose results
     that count shrink by more than `max_shrink` against the published build."""
     archive = archive_path(round_version, base)
-    sha = recorded_sha256(archive)  # hashed once, while it was downloaded
-    if sha is None:  # an archive put there by other means
-        with open(archive, "rb") as fh:
-            sha = hashlib.file_digest(fh, "sha256").hexdigest()
-    rules = round_rules(round_version, base)
-    version = parser_version() + "".join(
-        f"-{r.ref}:{r.folder}:{r.digest}" for r in (rules.published, rules.current) if r is not None)
+    sha = _sha256(archive)
+    ref = ref_for_round(round_version)
+    # The rules are read only when the round is parsed: their archive's digest (and, through
+    # parser_version, the package's version) says whether they changed.
+    rules_key = f"{ref.ref}:{_sha256(rules_archive_path(ref.ref, base))}" if ref else "no rules"
+    version = f"{parser_version()}-{rules_key}"
     marker = _marker(round_version, base)
     if marker.exists():
         previous = json.loads(marker.read_text())
@@ -170,7 +179,7 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
         if staged and previous.get("archive_sha256") == sha and previous.get("parser_version") == version:
             return StageResult(True, previous["row_counts"], previous["quarantine_count"], 0.0, sha)
     started = time.perf_counter()
-    frames = round_frames(archive, round_version, rules)
+    frames = round_frames(archive, round_version, round_rules(round_version, base))
     _guard(round_version, frames, base, max_shrink, accept_shrink)
     for table in TABLES:
         write_staged(table, round_version, frames[table], base)

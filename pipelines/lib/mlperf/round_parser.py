@@ -38,7 +38,14 @@ class RoundRules:
     def same_verdict(self, configs: frozenset[str]) -> bool:
         """Would today's rules judge a log as the published ones did, given the rule files that
         decided the published verdict? Yes when those files are the same text in both releases and
-        the two checkers differ in nothing those files exercise."""
+        the two checkers differ in nothing those files exercise. (Most logs of a round run the same
+        few config sets: the answer is kept per set.)"""
+        known = self.__dict__.setdefault("_verdicts_by_configs", {})
+        if configs not in known:
+            known[configs] = self._same_verdict(configs)
+        return known[configs]
+
+    def _same_verdict(self, configs: frozenset[str]) -> bool:
         p, c = self.published, self.current
         if p is None or c is None:
             return p is None and c is None

@@ -208,7 +208,13 @@ def package_ruleset(round_version: str) -> RuleSet | None:
 
 @lru_cache(maxsize=None)
 def _package_ruleset(round_version: str) -> RuleSet:
+    yaml_files, checker_source = _package_files()
+    return _ruleset(f"mlperf-logging=={metadata.version('mlperf-logging')}", round_version, yaml_files, checker_source)
+
+
+@lru_cache(maxsize=1)
+def _package_files() -> tuple[dict[str, str], str]:
+    """The installed package's rule files and checker code, read once per process."""
     root = Path(str(resources.files("mlperf_logging.compliance_checker")))
     yaml_files = {f"{p.parent.name}/{p.name}": p.read_text() for p in root.glob("*/*.yaml")}
-    return _ruleset(f"mlperf-logging=={metadata.version('mlperf-logging')}", round_version, yaml_files,
-                    (root / "mlp_compliance.py").read_text())
+    return yaml_files, (root / "mlp_compliance.py").read_text()
