@@ -264,6 +264,21 @@ def _score_batch(batch: list[tuple[str, bytes]], round_version: str, rules: Roun
     return out
 
 
+# In a worker process: the round and its rules, handed over once when the worker starts (the rule
+# sets are a few hundred KB: not worth pickling with every batch).
+_WORKER_ROUND: tuple[str, RoundRules] | None = None
+
+
+def _start_worker(refresh_pid: int, round_version: str, rules: RoundRules) -> None:
+    global _WORKER_ROUND
+    _WORKER_ROUND = (round_version, rules)
+    die_with_parent(refresh_pid)
+
+
+def _score_worker_batch(batch: list[tuple[str, bytes]]) -> list[tuple]:
+    return _score_batch(batch, *_WORKER_ROUND)
+
+
 def die_with_parent(refresh_pid: int) -> None:
     """Worker initializer: exit as soon as the refresh process is gone, so a killed refresh leaves
     no workers behind. (The fork server cannot do it: each worker holds the pipe the fork server
@@ -313,8 +328,8 @@ class ResultScorer:
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload([__name__])
             # Workers exit when this process dies, not minutes later when their batch is done.
-            self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=die_with_parent,
-                                            initargs=(os.getpid(),))
+            self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker,
+                                            initargs=(os.getpid(), round_version, rules))
         self.batch: list[tuple[str, bytes]] = []
         self.batch_bytes = 0
         self.pending: deque = deque()
@@ -340,7 +355,7 @@ class ResultScorer:
         if self.pool is None:
             self.done.extend(_score_batch(batch, *self.args))
             return
-        self.pending.append((self.pool.submit(_score_batch, batch, *self.args), sum(len(d) for _, d in batch)))
+        self.pending.append((self.pool.submit(_score_worker_batch, batch), sum(len(d) for _, d in batch)))
         while len(self.pending) > self.IN_FLIGHT or sum(n for _, n in self.pending) > self.IN_FLIGHT_BYTES:
             self.done.extend(self.pending.popleft()[0].result())
 
