@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import textwrap
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -13,7 +14,7 @@ import dagster as dg
 from .coverage import render_coverage, round_coverage
 from .mlperf.refresh import max_shrink_from_env
 from .mlperf.rules import rules_url_template
-from .paths import warehouse_dir
+from .paths import published_db, warehouse_dir
 from .rounds import results_url_template
 from .staging import staged_files
 
@@ -61,7 +62,7 @@ class RefreshSummary:
         return "\n".join(lines)
 
     def _verdict(self) -> str:
-        target = warehouse_dir() / "mlperf.duckdb"
+        target = published_db()
         failed = [s.name for s in self.steps if not s.ok]
         warned = [s.name.removeprefix("check ") for s in self.steps if s.ok and s.detail.startswith(_WARNING)]
         if self.published:
@@ -103,8 +104,6 @@ def _clip(text: str, width: int) -> str:
 
 def _wrap(head: str, detail: str, width: int) -> list[str]:
     """`head` + `detail`, continued on indented lines so that no line passes `width` columns."""
-    import textwrap
-
     room = max(width - len(head), 30)
     parts = textwrap.wrap(detail, room, break_long_words=True) or [""]
     return [head + parts[0]] + [" " * len(head) + part for part in parts[1:]]
@@ -255,7 +254,7 @@ def _refresh(
     ) if result.success else _error(result)
     summary.steps.append(StepOutcome("warehouse", result.success, time.perf_counter() - started, detail))
     summary.steps.extend(_check_outcomes(result))
-    published = warehouse_dir() / "mlperf.duckdb"
+    published = published_db()
     if published.exists():
         summary.coverage = [row for row in round_coverage(published) if row["round"] in rounds]
     if summary.published:
