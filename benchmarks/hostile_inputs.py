@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.hostile_server import HostileServer, drip  # noqa: E402
 from test_limits_archive import bomb_archive  # noqa: E402
 
-from pipelines.lib.http import FetchError, RetryPolicy, fetch_to_file  # noqa: E402
+from pipelines.lib.io.http import FetchError, RetryPolicy, fetch_to_file  # noqa: E402
+from support.hostile_server import HostileServer, drip  # noqa: E402
 
 PARSE = """
 import sys, time

@@ -26,7 +26,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.http_server import LoopbackServer  # noqa: E402
 
-
 # Runs the command in a fresh wrapper process, so the peak RSS is this command's alone.
 _MEASURE = (
     "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "

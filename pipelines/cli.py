@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a clear one-line error for users; tracebacks with MLPERF_DEBUG=1
         if os.environ.get("MLPERF_DEBUG"):
             raise
-        from pipelines.lib.redaction import redact
+        from pipelines.lib.io.redaction import redact
 
         print(f"error: {redact(_without_class_name(exc))}", file=sys.stderr)
         return 1

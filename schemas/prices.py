@@ -5,7 +5,7 @@
 - `PriceQuarantineRow`: rows that were kept out, with the reason and the raw record.
 - `AzureRetailItem`, `OciPriceItem`: the flat fields of the raw shapes the parsers rely on.
 - `AcceleratorRow`, `AcceleratorAliasRow`: the dim_accelerator seed files.
-`pipelines.lib.validation.validate_or_quarantine` validates lazily and turns failure cases into quarantine rows rather than
+`pipelines.lib.warehouse.validation.validate_or_quarantine` validates lazily and turns failure cases into quarantine rows rather than
 dropping them (drop_invalid_rows would hide the errors).
 """
 

@@ -26,7 +26,7 @@ def unknown(kind: str, value: str, valid: Sequence[str], hint: str = "", shown: 
 
 def parse_round(text: str) -> str:
     """`4.1` → 'v4.1'; a value that is no round is a usage error (exit 2)."""
-    from pipelines.lib.rounds import normalize_round
+    from pipelines.lib.mlperf.rounds import normalize_round
 
     try:
         return normalize_round(text)
@@ -40,7 +40,7 @@ def parse_rounds(text: str) -> list[str]:
 
 
 def loaded_rounds(con) -> list[str]:
-    from pipelines.lib.rounds import round_sort_key
+    from pipelines.lib.mlperf.rounds import round_sort_key
 
     rounds = [r for (r,) in con.execute("select distinct round from fct_training_result").fetchall()]
     return sorted(rounds, key=round_sort_key)

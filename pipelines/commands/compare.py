@@ -67,7 +67,7 @@ def _costs(con, row: dict) -> tuple[dict | None, dict | None]:
 
 
 def comparison_rows(a: dict, b: dict, cost_a, cost_b) -> list[tuple[str, str, str, str]]:
-    from pipelines.lib import metrics
+    from pipelines.lib.report import metrics
 
     def num(v, fmt="{:,.3f}"):
         return "—" if v is None else fmt.format(v)
@@ -109,10 +109,10 @@ def comparison_rows(a: dict, b: dict, cost_a, cost_b) -> list[tuple[str, str, st
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pipelines.commands import UsageError, check_benchmark, check_round, parse_round
+    from pipelines.commands import check_benchmark, check_round, parse_round
     from pipelines.commands.query import render_table
-    from pipelines.lib.paths import published_db
-    from pipelines.lib.query import connect_readonly
+    from pipelines.lib.io.paths import published_db
+    from pipelines.lib.warehouse.query import connect_readonly
 
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
     round_version = parse_round(args.round)

@@ -27,9 +27,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pipelines.commands import unknown
-    from pipelines.lib.exports import export, public_tables
-    from pipelines.lib.paths import published_db
-    from pipelines.lib.query import connect_readonly
+    from pipelines.lib.io.paths import published_db
+    from pipelines.lib.warehouse.exports import export, public_tables
+    from pipelines.lib.warehouse.query import connect_readonly
 
     tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None

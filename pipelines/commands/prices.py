@@ -80,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pipelines.commands.query import render_table
-    from pipelines.lib.paths import published_db
-    from pipelines.lib.query import connect_readonly
+    from pipelines.lib.io.paths import published_db
+    from pipelines.lib.warehouse.query import connect_readonly
 
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
     with connect_readonly(published_db(base)) as con:

@@ -42,8 +42,8 @@ def run(args: argparse.Namespace) -> int:
 
     import duckdb
 
-    from pipelines.lib.paths import published_db
-    from pipelines.lib.query import connect_readonly
+    from pipelines.lib.io.paths import published_db
+    from pipelines.lib.warehouse.query import connect_readonly
 
     limit = args.limit if args.limit is not None else (DEFAULT_LIMIT if args.format == "table" else 0)
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None

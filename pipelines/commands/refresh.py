@@ -39,12 +39,11 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.warehouse_dir:
         os.environ["MLPERF_WAREHOUSE_DIR"] = str(args.warehouse_dir)
-    from pipelines.lib.paths import warehouse_dir
-    from pipelines.lib.redaction import redact
-    from pipelines.lib.refresh_job import refresh
-    from pipelines.lib.rounds import configured_rounds
-
     from pipelines.commands import parse_rounds
+    from pipelines.defs.operations.refresh_runner import refresh
+    from pipelines.lib.io.paths import warehouse_dir
+    from pipelines.lib.io.redaction import redact
+    from pipelines.lib.mlperf.rounds import configured_rounds
 
     rounds = parse_rounds(args.rounds) if args.rounds else configured_rounds()
     started = time.perf_counter()
@@ -78,7 +77,12 @@ class Progress:
     def __enter__(self) -> Progress:
         if not self.live:
             return self
-        from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
         from rich.progress import Progress as RichProgress
 
         self.bar = RichProgress(SpinnerColumn(), TextColumn("{task.description:<8}", style="bold"), BarColumn(bar_width=20),

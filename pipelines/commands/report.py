@@ -41,10 +41,10 @@ def check_accelerators(con, round_version: str, benchmark: str, accelerators: li
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pipelines.commands import UsageError, check_benchmark, check_round, parse_round
-    from pipelines.lib.paths import published_db
-    from pipelines.lib.query import connect_readonly
-    from pipelines.lib.report import build_report, default_benchmark
+    from pipelines.commands import check_benchmark, check_round, parse_round
+    from pipelines.lib.io.paths import published_db
+    from pipelines.lib.report.round_report import build_report, default_benchmark
+    from pipelines.lib.warehouse.query import connect_readonly
 
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
     round_version = parse_round(args.round)

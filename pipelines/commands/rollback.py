@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-
 EXAMPLES = """examples:
   mlperf-warehouse rollback
   mlperf-warehouse rollback --to mlperf-20260101T060000000000Z.duckdb   # a kept build named by `status`"""
@@ -24,9 +23,8 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pipelines.lib.publishing import rollback
-
     from pipelines.commands import UsageError
+    from pipelines.lib.warehouse.publish import rollback
 
     try:
         record = rollback(Path(args.warehouse_dir).resolve() if args.warehouse_dir else None, args.to)

@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     import subprocess
     from pathlib import Path
 
-    from pipelines.lib.paths import published_db
-    from pipelines.lib.query import WarehouseMissing, published_build_file
+    from pipelines.lib.io.paths import published_db
+    from pipelines.lib.warehouse.query import WarehouseMissing, published_build_file
 
     path = published_db(Path(args.warehouse_dir).resolve() if args.warehouse_dir else None)
     if not path.exists():
@@ -77,7 +77,7 @@ def _python_repl(path, allow_external_access: bool) -> int:
     import duckdb
     import polars as pl
 
-    from pipelines.lib.query import connect_readonly
+    from pipelines.lib.warehouse.query import connect_readonly
 
     with connect_readonly(path, sandbox=not allow_external_access) as con:
         banner = (f"read-only DuckDB connection `con` on {path}; polars as `pl`.\n"

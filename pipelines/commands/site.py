@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-
 EXAMPLES = """examples:
   mlperf-warehouse site --out site/ && xdg-open site/index.html
   mlperf-warehouse site --out site/ --rounds v4.1,v5.0 --no-reports"""
@@ -28,9 +27,9 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pipelines.lib.paths import published_db
-    from pipelines.lib.query import connect_readonly
-    from pipelines.lib.site import build_site
+    from pipelines.lib.io.paths import published_db
+    from pipelines.lib.report.site import build_site
+    from pipelines.lib.warehouse.query import connect_readonly
 
     base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
     from pipelines.commands import parse_rounds

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from pipelines.lib.status import warehouse_status
+    from pipelines.lib.warehouse.status import warehouse_status
 
     status = warehouse_status(Path(args.warehouse_dir).resolve() if args.warehouse_dir else None)
     if args.json:

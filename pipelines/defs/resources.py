@@ -1,8 +1,11 @@
 import dagster as dg
 
 from pipelines.lib.mlperf.refresh import DEFAULT_MAX_SHRINK, max_shrink_from_env
+from pipelines.lib.mlperf.rounds import (
+    DEFAULT_RESULTS_URL_TEMPLATE,
+    results_url_template,
+)
 from pipelines.lib.mlperf.rules import DEFAULT_RULES_URL_TEMPLATE, rules_url_template
-from pipelines.lib.rounds import DEFAULT_RESULTS_URL_TEMPLATE, results_url_template
 
 
 class MlperfResultsSource(dg.ConfigurableResource):
@@ -23,8 +26,8 @@ class MlperfResultsSource(dg.ConfigurableResource):
     deadline_seconds: float | None = None
 
     def policy(self):
-        from pipelines.lib.http import RetryPolicy
-        from pipelines.lib.limits import limit
+        from pipelines.lib.io.http import RetryPolicy
+        from pipelines.lib.io.limits import limit
 
         return RetryPolicy(max_attempts=self.max_attempts, backoff_seconds=self.backoff_seconds,
                            max_bytes=self.max_archive_bytes or limit("max_archive_bytes"),
@@ -40,7 +43,7 @@ class WarehouseLocation(dg.ConfigurableResource):
     def path(self):
         from pathlib import Path
 
-        from pipelines.lib.paths import warehouse_dir
+        from pipelines.lib.io.paths import warehouse_dir
 
         return Path(self.directory).resolve() if self.directory else warehouse_dir()
 

@@ -2,7 +2,7 @@
 -- and FP8 FLOP/s per accelerator, each with its source) plus one row per key the naming rule
 -- derived for a model we hold no reference row for (e.g. a new `amd-mi4xx`): those have NULL
 -- peaks, and the `accelerators_without_peak` check names them.
--- Inputs: raw_accelerator_seed (pipelines/lib/accelerators.csv), raw_mlperf_accelerator_map.
+-- Inputs: raw_accelerator_seed (pipelines/lib/reference/accelerators.csv), raw_mlperf_accelerator_map.
 -- Peaks are dense (no structured sparsity). NULL FP8 where the chip has no FP8 (the note says so).
 with reference as (
     select

@@ -1,6 +1,6 @@
 -- One row per MLPerf Training benchmark: what it trains, the model FLOPs one sample costs (with
 -- how that figure was derived; NULL where no sound figure exists), and the unit its throughput is
--- measured in. Input: raw_benchmark_seed (pipelines/lib/benchmarks.csv).
+-- measured in. Input: raw_benchmark_seed (pipelines/lib/reference/benchmarks.csv).
 -- `convergence_unit` is the unit of a result's samples_to_converge for the benchmark
 -- (the RCP checker's unit): tokens for gpt3, sequences/samples for the other language models,
 -- epochs for the benchmarks that count epochs.

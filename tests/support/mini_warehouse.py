@@ -7,8 +7,8 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.lib.mlperf.tables import TABLES
-from pipelines.lib.staging import write_staged
-from pipelines.lib.validation import QUARANTINE_SCHEMA
+from pipelines.lib.warehouse.staging import write_staged
+from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA
 
 
 def stage_round(base: Path, round_version: str, systems: int = 2, runs_per_system: int = 5) -> None:
@@ -35,7 +35,7 @@ def stage_round(base: Path, round_version: str, systems: int = 2, runs_per_syste
 
 
 def build_warehouse(base: Path, rounds=("v4.1", "v5.0"), systems: int = 2):
-    from pipelines.lib import warehouse
+    from pipelines.lib.warehouse import build as warehouse
 
     for r in rounds:
         stage_round(base, r, systems)

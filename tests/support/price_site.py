@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from support.http_server import LoopbackServer, Reply
+from support.paths import SHARED_PRICES
 
 PRICE_URL_VARIABLES = ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_BILLING_URL",
                        "MLPERF_OCI_PRICES_URL", "MLPERF_PRICE_CATALOG_URL")
 
-SHARED_PRICES = Path(__file__).resolve().parents[3] / "shared" / "prices"
 # The SkyPilot catalog fixtures sit at the repository's own paths: catalogs/<v7|v6>/<cloud>/vms.csv
 CATALOG_ROOT = SHARED_PRICES / "skypilot-catalog"
 

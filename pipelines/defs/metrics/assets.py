@@ -2,8 +2,8 @@ import dagster as dg
 
 from pipelines.defs.resources import WarehouseLocation
 from pipelines.defs.warehouse.assets import mlperf_warehouse
-from pipelines.lib.paths import ensure_inside, published_db
-from pipelines.lib.query import connect_readonly
+from pipelines.lib.io.paths import ensure_inside, published_db
+from pipelines.lib.warehouse.query import connect_readonly
 
 
 @dg.asset(
@@ -16,7 +16,11 @@ from pipelines.lib.query import connect_readonly
     "Llama benchmark when the round has one, else its most-submitted benchmark: warehouse/reports/<round>/.",
 )
 def mlperf_report(context: dg.AssetExecutionContext, warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
-    from pipelines.lib.report import build_report, default_benchmark, latest_round
+    from pipelines.lib.report.round_report import (
+        build_report,
+        default_benchmark,
+        latest_round,
+    )
 
     base = warehouse_location.path()
     with connect_readonly(published_db(base)) as con:
@@ -62,7 +66,7 @@ def _table_metadata(rows: list[dict]) -> dg.MetadataValue:
     "outside its band carries a cause in mart_scaling_efficiency.weak_scaling_flag to read before using it.",
 )
 def metric_marts_sensible(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
-    from pipelines.lib.metrics import _rows, describe, scaling_findings
+    from pipelines.lib.report.metrics import _rows, describe, scaling_findings
 
     with connect_readonly(published_db(warehouse_location.path())) as con:
         tables = {t for (t,) in con.execute("select table_name from information_schema.tables").fetchall()}
@@ -100,7 +104,7 @@ def metric_marts_sensible(warehouse_location: WarehouseLocation) -> dg.AssetChec
     "fct_training_run.throughput_check_reason).",
 )
 def throughput_cross_check(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
-    from pipelines.lib.metrics import describe, throughput_ratio_findings
+    from pipelines.lib.report.metrics import describe, throughput_ratio_findings
 
     with connect_readonly(published_db(warehouse_location.path())) as con:
         found = throughput_ratio_findings(con)

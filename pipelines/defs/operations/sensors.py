@@ -32,8 +32,8 @@ def _add_and_fetch(rounds: list[str], why: str, cursor: str | None = None) -> dg
     "a new training_results_vX.Y repository becomes an mlperf_round partition and is fetched and staged.",
 )
 def mlperf_round_discovery(context: dg.SensorEvaluationContext):
-    from pipelines.lib.github_discovery import discover_rounds
-    from pipelines.lib.http import FetchError
+    from pipelines.lib.io.http import FetchError
+    from pipelines.lib.mlperf.discovery import discover_rounds
 
     cursor = json.loads(context.cursor or "{}")
     if cursor.get("skip_until", 0) > time.time():
@@ -61,7 +61,7 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
     "partitions and are fetched: adding a round is configuration, with or without GitHub discovery.",
 )
 def configured_rounds(context: dg.SensorEvaluationContext):
-    from pipelines.lib.rounds import configured_rounds as rounds_from_config
+    from pipelines.lib.mlperf.rounds import configured_rounds as rounds_from_config
 
     known = set(context.instance.get_dynamic_partitions(mlperf_rounds.name))
     new = [r for r in rounds_from_config() if r not in known]

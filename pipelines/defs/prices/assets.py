@@ -19,7 +19,7 @@ _COMMON = dict(partitions_def=price_days, group_name="prices")
 
 def _run(context: dg.AssetExecutionContext, provider: str, location: WarehouseLocation, fetch, source_url: str,
          ) -> dg.MaterializeResult:
-    from pipelines.lib.paths import raw_dir
+    from pipelines.lib.io.paths import raw_dir
     from pipelines.lib.prices.fetch import PriceFetchError, stage_prices
 
     base = location.path()

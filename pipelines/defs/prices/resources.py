@@ -31,7 +31,7 @@ class PriceSources(dg.ConfigurableResource):
     deadline_seconds: float | None = None
 
     def policy(self):
-        from pipelines.lib.http import RetryPolicy
+        from pipelines.lib.io.http import RetryPolicy
 
         return RetryPolicy(max_attempts=self.max_attempts, backoff_seconds=self.backoff_seconds,
                            timeout=(self.connect_timeout, self.read_timeout), max_bytes=self.max_response_bytes,

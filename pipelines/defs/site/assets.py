@@ -2,8 +2,8 @@ import dagster as dg
 
 from pipelines.defs.resources import WarehouseLocation
 from pipelines.defs.warehouse.assets import mlperf_warehouse
-from pipelines.lib.paths import ensure_inside, published_db
-from pipelines.lib.query import connect_readonly
+from pipelines.lib.io.paths import ensure_inside, published_db
+from pipelines.lib.warehouse.query import connect_readonly
 
 
 @dg.asset(
@@ -17,7 +17,7 @@ from pipelines.lib.query import connect_readonly
     "with links to its files at MLCommons. Plain HTML, CSS and a small script: opens offline from the folder.",
 )
 def mlperf_site(context: dg.AssetExecutionContext, warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
-    from pipelines.lib.site import build_site
+    from pipelines.lib.report.site import build_site
 
     base = warehouse_location.path()
     out_dir = ensure_inside(base / "site", base)

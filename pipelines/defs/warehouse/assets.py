@@ -6,7 +6,7 @@ import dagster as dg
 from pipelines.defs.mlperf.assets import mlperf_round_tables
 from pipelines.defs.prices.assets import PRICE_ASSETS
 from pipelines.defs.resources import WarehouseLocation
-from pipelines.lib import warehouse
+from pipelines.lib.warehouse import build as warehouse
 
 
 @dg.asset(

@@ -2,8 +2,8 @@ import dagster as dg
 
 from pipelines.defs.resources import WarehouseLocation
 from pipelines.defs.warehouse.assets import mlperf_warehouse
-from pipelines.lib.paths import published_db
-from pipelines.lib.query import connect_readonly
+from pipelines.lib.io.paths import published_db
+from pipelines.lib.warehouse.query import connect_readonly
 
 
 @dg.asset_check(

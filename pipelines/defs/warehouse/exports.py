@@ -4,7 +4,7 @@ import dagster as dg
 
 from pipelines.defs.resources import WarehouseLocation
 from pipelines.defs.warehouse.assets import mlperf_warehouse
-from pipelines.lib.exports import export
+from pipelines.lib.warehouse.exports import export
 
 
 @dg.asset(

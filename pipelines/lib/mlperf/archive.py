@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Iterator
 
-from ..limits import human, limit
-from .mllog import LOG_TOKEN_PREFIX, FilteredLog
-from .precision import CONFIG_TOKENS
+from pipelines.lib.io.limits import human, limit
+from pipelines.lib.mlperf.mllog import LOG_TOKEN_PREFIX, FilteredLog
+from pipelines.lib.mlperf.precision import CONFIG_TOKENS
 
 
 class ArchiveError(Exception):

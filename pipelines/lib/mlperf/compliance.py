@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from .mllog import LogLine
-from .rules import RuleSet
+from pipelines.lib.mlperf.mllog import LogLine
+from pipelines.lib.mlperf.rules import RuleSet
 
 _Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # BaseLoader: every scalar is a string, as upstream
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 
 import orjson
 
-from ..jsonsafe import check_depth
-from ..rounds import round_sort_key
+from pipelines.lib.io.jsonsafe import check_depth
+from pipelines.lib.mlperf.rounds import round_sort_key
 
 
 def timestamp(value) -> float:

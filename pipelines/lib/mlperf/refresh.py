@@ -14,14 +14,27 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from ..limits import limit
-from ..http import FetchResult, RetryPolicy, fetch_to_file, recorded_sha256
-from ..paths import ensure_inside, published_db, raw_dir, staging_dir
-from ..rounds import archive_url
-from ..staging import staged_files, write_staged
-from .round_parser import NoResultLogs, RoundRejected, RoundRules
-from .rules import RulesRef, package_ruleset, ref_for_round, ruleset_from_archive, rules_url
-from .tables import TABLES, round_frames
+from pipelines.lib.io.http import (
+    FetchResult,
+    RetryPolicy,
+    fetch_to_file,
+    recorded_sha256,
+)
+from pipelines.lib.io.limits import limit
+from pipelines.lib.io.package_data import package_path
+from pipelines.lib.io.paths import ensure_inside, published_db, raw_dir, staging_dir
+from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundRejected, RoundRules
+from pipelines.lib.mlperf.rounds import archive_url
+from pipelines.lib.mlperf.rules import (
+    RulesRef,
+    package_ruleset,
+    ref_for_round,
+    rules_url,
+    ruleset_from_archive,
+)
+from pipelines.lib.mlperf.tables import TABLES, round_frames
+from pipelines.lib.reference.seeds import BENCHMARKS_CSV
+from pipelines.lib.warehouse.staging import staged_files, write_staged
 
 _SAFE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # A round whose results that count shrink by more than this share against the published build is
@@ -46,8 +59,7 @@ class RoundShrank(RoundRejected):
 
 
 # benchmarks.csv: the parser reads each benchmark's convergence unit and dataset size from it (runs.py)
-_CODE_FILES = sorted(Path(__file__).parent.glob("*.py")) + [Path(__file__).parents[3] / "schemas" / "mlperf.py",
-                                                            Path(__file__).parents[1] / "benchmarks.csv"]
+_CODE_FILES = sorted(Path(__file__).parent.glob("*.py")) + [package_path("schemas", "mlperf.py"), BENCHMARKS_CSV]
 
 
 def parser_version() -> str:

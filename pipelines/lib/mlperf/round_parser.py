@@ -12,15 +12,28 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from . import compliance
-from ..jsonsafe import loads_bounded
-from ..rounds import round_sort_key
-from .archive import RESULT_LAYOUTS, ROUND_FOLDER, iter_members, results_folder_index, top_folder
-from .mllog import MLL, MLLOG, MLP05, format_for_round, normalize_v05, parse_log
-from .precision import log_precision
-from .rules import RuleSet
-from .runs import run_facts
-from .systems import parse_system
+from pipelines.lib.io.jsonsafe import loads_bounded
+from pipelines.lib.mlperf import compliance
+from pipelines.lib.mlperf.archive import (
+    RESULT_LAYOUTS,
+    ROUND_FOLDER,
+    iter_members,
+    results_folder_index,
+    top_folder,
+)
+from pipelines.lib.mlperf.mllog import (
+    MLL,
+    MLLOG,
+    MLP05,
+    format_for_round,
+    normalize_v05,
+    parse_log,
+)
+from pipelines.lib.mlperf.precision import log_precision
+from pipelines.lib.mlperf.rounds import round_sort_key
+from pipelines.lib.mlperf.rules import RuleSet
+from pipelines.lib.mlperf.runs import run_facts
+from pipelines.lib.mlperf.systems import parse_system
 
 
 @dataclass(frozen=True)

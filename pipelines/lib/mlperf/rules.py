@@ -25,9 +25,10 @@ from functools import cached_property, lru_cache
 from importlib import metadata, resources
 from pathlib import Path, PurePosixPath
 
-from ..rounds import round_sort_key, url_template
+from pipelines.lib.io.package_data import package_path
+from pipelines.lib.mlperf.rounds import round_sort_key, url_template
 
-RULES_REFS_CSV = Path(__file__).with_name("rules_refs.csv")
+RULES_REFS_CSV = package_path(__package__, "rules_refs.csv")
 DEFAULT_RULES_URL_TEMPLATE = "https://github.com/mlcommons/logging/archive/{ref}.tar.gz"
 CHECKER_DIR = "mlperf_logging/compliance_checker/"
 # Rule folders: `0.6.0/` in early releases, `training_0.6.0/` later; `*_warn` and hpc_* are not scoring rules.

@@ -6,9 +6,9 @@ import csv
 import functools
 import statistics
 from dataclasses import dataclass
-from pathlib import Path
 
-from .mllog import LogLine
+from pipelines.lib.mlperf.mllog import LogLine
+from pipelines.lib.reference.seeds import BENCHMARKS_CSV
 
 # Benchmarks whose convergence point is counted in samples (`samples_count`), as the RCP checker does.
 _SAMPLE_COUNTED = {
@@ -70,7 +70,7 @@ def run_start_stop(lines: list[LogLine]) -> tuple[float | None, float | None]:
 # How a log's progress is read, per benchmark, from benchmarks.csv: the unit its convergence point
 # is counted in ("epochs" or a sample unit) and how many samples one epoch is (to detect logs that
 # count epochs in samples). Read here only to classify logs; SQL converts epochs to samples.
-_BENCHMARKS_CSV = Path(__file__).resolve().parents[1] / "benchmarks.csv"
+_BENCHMARKS_CSV = BENCHMARKS_CSV
 
 
 @functools.cache

@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 import re
 
-from ..jsonsafe import JSONTooDeep, loads_bounded
-from .precision import system_precision
+from pipelines.lib.io.jsonsafe import JSONTooDeep, loads_bounded
+from pipelines.lib.mlperf.precision import system_precision
 
 # Misspellings seen in published systems files, mapped to the schema's key.
 _KEY_ALIASES = {

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines.lib.mlperf.round_parser import RoundRules, parse_round
+from pipelines.lib.warehouse.validation import quarantine_frame, validate_or_quarantine
 from schemas.mlperf import MlperfEvent, MlperfRun, MlperfScaling, MlperfSystem
-
-from ..validation import quarantine_frame, validate_or_quarantine
-from .round_parser import RoundRules, parse_round
 
 _RUN_TYPES = {
     "round": pl.String, "submitter": pl.String, "system": pl.String, "benchmark": pl.String,

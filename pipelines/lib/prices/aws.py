@@ -25,9 +25,9 @@ from urllib.parse import urljoin
 
 import ijson
 
-from pipelines.lib.accelerators import match_cloud_sku
-from pipelines.lib.jsonsafe import DepthGuard, loads_bounded
+from pipelines.lib.io.jsonsafe import DepthGuard, loads_bounded
 from pipelines.lib.prices.normalize import ParsedPrices, PriceCollector, load_json
+from pipelines.lib.reference.accelerators import match_cloud_sku
 
 SOURCE = "prices/aws"
 PROVIDER = "aws"

@@ -19,10 +19,15 @@ import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pipelines.lib.accelerators import match_cloud_sku
 from pipelines.lib.prices.normalize import (
-    HOURS_PER_YEAR, ParsedPrices, PriceCollector, concat_parsed, load_json, number,
+    HOURS_PER_YEAR,
+    ParsedPrices,
+    PriceCollector,
+    concat_parsed,
+    load_json,
+    number,
 )
+from pipelines.lib.reference.accelerators import match_cloud_sku
 
 SOURCE = "prices/azure"
 PROVIDER = "azure"

@@ -32,8 +32,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pipelines.lib.accelerators import match_cloud_sku, match_mlperf_accelerator
+from pipelines.lib.io.package_data import package_path
 from pipelines.lib.prices.normalize import ParsedPrices, PriceCollector
+from pipelines.lib.reference.accelerators import (
+    match_cloud_sku,
+    match_mlperf_accelerator,
+)
 
 DEFAULT_CATALOG_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master"
 # cloud → catalog schema version that has its vms.csv (Azure and OCI stopped at v6)
@@ -50,7 +54,7 @@ CATALOG_CLOUDS: tuple[str, ...] = tuple(c for c in CATALOG_VERSIONS if c != "aws
 PRICING_MODEL_BY_CLOUD = {"mithril": "spot"}
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "Price")
 NO_SPOT_SENTINELS = (99999999.0, 0.0)
-MAPPING_CSV = Path(__file__).resolve().parent / "catalog_accelerators.csv"
+MAPPING_CSV = package_path(__package__, "catalog_accelerators.csv")
 UNSPECIFIED_REGION = "unspecified"
 
 

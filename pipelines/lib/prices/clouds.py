@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import csv
 from functools import lru_cache
-from pathlib import Path
 
-CLOUD_PROVIDERS_CSV = Path(__file__).resolve().parent / "cloud_providers.csv"
+from pipelines.lib.io.package_data import package_path
+
+CLOUD_PROVIDERS_CSV = package_path(__package__, "cloud_providers.csv")
 
 
 @lru_cache(maxsize=1)

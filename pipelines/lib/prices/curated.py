@@ -13,10 +13,11 @@ import csv
 from functools import lru_cache
 from pathlib import Path
 
-from pipelines.lib.accelerators import ACCELERATORS_CSV
+from pipelines.lib.io.package_data import package_path
 from pipelines.lib.prices.normalize import ParsedPrices, PriceCollector
+from pipelines.lib.reference.accelerators import ACCELERATORS_CSV
 
-CURATED_CSV = Path(__file__).resolve().parent / "curated_list_prices.csv"
+CURATED_CSV = package_path(__package__, "curated_list_prices.csv")
 CURATED_SOURCE = "prices/curated"
 CURATED_REQUIRED = ("provider", "sku", "region", "pricing_model", "accelerator", "accelerators_per_instance",
                     "price_per_hour_usd", "currency", "unit", "effective_date", "source_url", "source_date",

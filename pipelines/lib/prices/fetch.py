@@ -8,26 +8,46 @@ unless the whole fetch and parse succeeded, so a failed fetch keeps the previous
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 
 import polars as pl
 
-from dataclasses import replace
-
-from pipelines.lib.http import FetchError, RetryPolicy, check_followed_url, fetch_to_file, get_json, make_session
-from pipelines.lib.limits import limit
-from pipelines.lib.redaction import redact, register_secret
+from pipelines.lib.io.http import (
+    FetchError,
+    RetryPolicy,
+    check_followed_url,
+    fetch_to_file,
+    get_json,
+    make_session,
+)
+from pipelines.lib.io.limits import limit
+from pipelines.lib.io.redaction import redact, register_secret
 from pipelines.lib.prices.aws import aws_region_index_urls, parse_aws_offer_path
-from pipelines.lib.prices.catalog import CATALOG_CLOUDS, CATALOG_VERSIONS, catalog_path, parse_skypilot_vms_csv
-from pipelines.lib.prices.azure import azure_next_page, is_repeating_link, parse_azure_retail_pages
+from pipelines.lib.prices.azure import (
+    azure_next_page,
+    is_repeating_link,
+    parse_azure_retail_pages,
+)
+from pipelines.lib.prices.catalog import (
+    CATALOG_CLOUDS,
+    CATALOG_VERSIONS,
+    catalog_path,
+    parse_skypilot_vms_csv,
+)
 from pipelines.lib.prices.curated import CURATED_CSV, load_curated_prices
 from pipelines.lib.prices.gcp import gcp_next_page_token, parse_gcp_skus
-from pipelines.lib.prices.normalize import PRICE_SCHEMA, ParsedPrices, concat_parsed, payload_text
+from pipelines.lib.prices.normalize import (
+    PRICE_SCHEMA,
+    ParsedPrices,
+    concat_parsed,
+    payload_text,
+)
 from pipelines.lib.prices.normalize import QUARANTINE_SCHEMA as PARSED_QUARANTINE_SCHEMA
 from pipelines.lib.prices.oci import parse_oci_products
-from pipelines.lib.staging import atomic_write, write_staged
-from pipelines.lib.validation import QUARANTINE_SCHEMA, validate_or_quarantine
+from pipelines.lib.warehouse.staging import atomic_write, write_staged
+from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA, validate_or_quarantine
 from schemas.prices import CloudPriceRow
 
 PROVIDERS = ("azure", "aws", "gcp", "oci", "curated", "catalog")

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipelines.lib.accelerators import match_cloud_sku
 from pipelines.lib.prices.normalize import ParsedPrices, PriceCollector, load_json
+from pipelines.lib.reference.accelerators import match_cloud_sku
 
 SOURCE = "prices/gcp"
 PROVIDER = "gcp"

@@ -232,7 +232,7 @@ def concat_parsed(parts: list[ParsedPrices], source: str = "prices") -> ParsedPr
 def load_json(body: bytes | str, what: str) -> Any:
     """json.loads (nesting depth capped) with a message that names the response (a truncated body
     is the usual cause)."""
-    from pipelines.lib.jsonsafe import JSONTooDeep, loads_bounded
+    from pipelines.lib.io.jsonsafe import JSONTooDeep, loads_bounded
 
     try:
         return loads_bounded(body)

@@ -11,8 +11,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipelines.lib.accelerators import match_cloud_sku
-from pipelines.lib.prices.normalize import ParsedPrices, PriceCollector, load_json, number
+from pipelines.lib.prices.normalize import (
+    ParsedPrices,
+    PriceCollector,
+    load_json,
+    number,
+)
+from pipelines.lib.reference.accelerators import match_cloud_sku
 
 SOURCE = "prices/oci"
 PROVIDER = "oci"

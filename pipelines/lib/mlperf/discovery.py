@@ -1,0 +1,108 @@
+"""Discover MLPerf Training rounds from the `mlcommons` GitHub organization's repositories.
+
+Plain functions (no Dagster) for the discovery sensor. One call lists the org's repositories,
+following `Link: rel="next"`. It is ETag-aware (a 304 on the first page means nothing changed; it
+is free against the rate limit) and rate-limit aware: when GitHub says the budget is spent, it
+returns when to try again instead of raising, so an hourly sensor never fails for that.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+
+import requests
+
+from pipelines.lib.io.http import (
+    FetchError,
+    _Retryable,
+    check_followed_url,
+    make_session,
+    read_bounded,
+)
+from pipelines.lib.io.jsonsafe import loads_bounded
+
+DEFAULT_API_URL = "https://api.github.com"
+ORG = "mlcommons"
+REPO_PATTERN = re.compile(r"^training_results_(v\d+\.\d+)$")
+MAX_PAGES = 20  # a guard against a Link loop; the org has a few hundred repositories
+
+
+@dataclass(frozen=True)
+class Discovery:
+    rounds: list[str] = field(default_factory=list)  # every round found (not only new ones)
+    etag: str | None = None
+    not_modified: bool = False
+    skip_until: float | None = None  # epoch seconds; set when rate-limited
+    message: str = ""
+
+
+def api_url() -> str:
+    return (os.environ.get("MLPERF_GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
+
+
+def _headers(etag: str | None) -> dict[str, str]:
+    headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
+    if token := os.environ.get("MLPERF_GITHUB_TOKEN"):
+        headers["Authorization"] = f"Bearer {token}"
+    if etag:
+        headers["If-None-Match"] = etag
+    return headers
+
+
+def _rate_limited_until(resp: requests.Response) -> float | None:
+    """When GitHub's rate limit (primary or secondary) lifts, or None if this is not a rate limit."""
+    if resp.status_code not in (403, 429):
+        return None
+    if resp.headers.get("X-RateLimit-Remaining") == "0":
+        reset = resp.headers.get("X-RateLimit-Reset", "")
+        return float(reset) if reset.isdigit() else time.time() + 3600
+    if (retry_after := resp.headers.get("Retry-After", "")).isdigit():  # secondary limits
+        return time.time() + int(retry_after)
+    return time.time() + 60 if resp.status_code == 429 else None
+
+
+def discover_rounds(etag: str | None = None, *, session: requests.Session | None = None,
+                    timeout: tuple[float, float] = (10.0, 30.0)) -> Discovery:
+    """All `training_results_vX.Y` rounds, or not_modified / skip_until. Raises FetchError otherwise."""
+    http = session or make_session()
+    # Newest-created first, so a new round lands on page 1 and changes the page-1 ETag.
+    url = f"{api_url()}/orgs/{ORG}/repos?per_page=100&page=1&sort=created&direction=desc"
+    rounds, first_etag = set(), None
+    try:
+        for page in range(1, MAX_PAGES + 1):
+            try:
+                resp = http.get(url, headers=_headers(etag if page == 1 else None), timeout=timeout, stream=True)
+            except requests.RequestException as exc:
+                raise FetchError(f"{url}: {exc.__class__.__name__}: {exc}") from exc
+            if page == 1 and resp.status_code == 304:
+                return Discovery(etag=etag, not_modified=True, message="repository list unchanged (304)")
+            if (until := _rate_limited_until(resp)) is not None:
+                return Discovery(etag=etag, skip_until=until, message=f"GitHub rate limit: HTTP {resp.status_code}, "
+                                 f"skipping until {time.strftime('%Y-%m-%d %H:%M:%SZ', time.gmtime(until))}")
+            if resp.status_code != 200:
+                raise FetchError(f"{url}: HTTP {resp.status_code} {resp.reason}")
+            if page == 1:
+                first_etag = resp.headers.get("ETag")
+            try:
+                repos = loads_bounded(read_bounded(resp, url))
+            except (ValueError, _Retryable, requests.RequestException) as exc:
+                raise FetchError(f"{url}: unreadable or invalid JSON: {exc}") from exc
+            finally:
+                resp.close()
+            if not isinstance(repos, list):
+                raise FetchError(f"{url}: expected a JSON list of repositories")
+            rounds.update(m.group(1) for r in repos
+                          if isinstance(r, dict) and (m := REPO_PATTERN.match(str(r.get("name", "")))))
+            url = resp.links.get("next", {}).get("url")
+            if not url:
+                break
+            url = check_followed_url(url, api_url(), "GitHub Link rel=next")
+    finally:
+        if session is None:
+            http.close()
+    from pipelines.lib.mlperf.rounds import round_sort_key
+
+    return Discovery(rounds=sorted(rounds, key=round_sort_key), etag=first_etag, message=f"{len(rounds)} rounds listed")

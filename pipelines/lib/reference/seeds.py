@@ -1,0 +1,31 @@
+"""Hand-maintained seed tables shipped with the code, loaded as `raw_<name>` next to the staged tables.
+
+SQL models read the raw table (`raw_benchmark_seed`), never a file path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from pipelines.lib.io.package_data import package_path
+from pipelines.lib.prices.clouds import CLOUD_PROVIDERS_CSV
+from pipelines.lib.reference.accelerators import ACCELERATORS_CSV
+
+BENCHMARKS_CSV = package_path(__package__, "benchmarks.csv")
+
+SEED_TABLES: dict[str, Path] = {
+    "benchmark_seed": BENCHMARKS_CSV,
+    "accelerator_seed": ACCELERATORS_CSV,
+    "cloud_provider_seed": CLOUD_PROVIDERS_CSV,
+}
+
+
+def load_seeds(con: duckdb.DuckDBPyConnection, seeds: dict[str, Path] | None = None) -> None:
+    """Create `raw_<name>` for every seed (all columns read as text; models cast what they need)."""
+    for name, path in sorted((seeds or SEED_TABLES).items()):
+        con.execute(
+            f"create or replace table raw_{name} as select * from read_csv($path, header = true, all_varchar = true)",
+            {"path": str(path)},
+        )

@@ -1,5 +1,0 @@
-"""The static results site (see `builder`)."""
-
-from .builder import Site, build_site, github_links, slug
-
-__all__ = ["Site", "build_site", "github_links", "slug"]

@@ -1,0 +1,330 @@
+"""Build the DuckDB warehouse from staged files and publish it atomically.
+
+A build goes into its own file under `builds/`; the SQL models run there, then the SQL tests; only
+if every test passes is the build checkpointed and hard-linked into place as `mlperf.duckdb`
+(`os.replace`, atomic). Readers holding the old file keep reading it; nobody ever opens the
+published file for writing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from pipelines.lib.io.package_data import package_path
+from pipelines.lib.io.paths import (
+    builds_dir,
+    ensure_inside,
+    published_db,
+    warehouse_dir,
+)
+from pipelines.lib.reference import accelerators
+from pipelines.lib.reference.accelerators import ALIASES_CSV
+from pipelines.lib.reference.seeds import SEED_TABLES, load_seeds
+from pipelines.lib.warehouse.raw_tables import RAW_TABLES, empty
+from pipelines.lib.warehouse.staging import atomic_write, staged_files
+
+SQL_DIR = package_path("sql")
+# The Python-side mapping of systems to accelerators: a change to it rebuilds the warehouse.
+_MAPPING_FILES = [ALIASES_CSV, Path(accelerators.__file__)]
+PUBLISHED_INFO = "published.json"
+LAYERS = ("stg_", "int_", "dim_", "fct_", "mart_")
+KEEP_BUILDS = 5
+
+
+class BuildFailed(Exception):
+    """SQL tests failed; nothing was published."""
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    published: bool
+    path: Path
+    fingerprint: str
+    row_counts: dict[str, int]
+    skipped: bool = False
+
+
+def sql_models(sql_dir: Path = SQL_DIR) -> dict[str, str]:
+    """Model name → SQL text, for every `.sql` under staging/, intermediate/ and marts/."""
+    models = {}
+    for path in sorted([*sql_dir.glob("staging/*.sql"), *sql_dir.glob("intermediate/*.sql"), *sql_dir.glob("marts/*.sql")]):
+        models[path.stem] = path.read_text()
+    return models
+
+
+def model_order(models: dict[str, str]) -> list[str]:
+    """Dependency order: a model runs after every model whose name its SQL mentions."""
+    deps = {
+        name: {other for other in models if other != name and re.search(rf"\b{other}\b", sql)}
+        for name, sql in models.items()
+    }
+    order, done = [], set()
+
+    def visit(name, stack=()):
+        if name in done:
+            return
+        if name in stack:
+            raise ValueError(f"SQL models depend on each other in a cycle: {' -> '.join(stack + (name,))}")
+        for dep in sorted(deps[name]):
+            visit(dep, stack + (name,))
+        done.add(name)
+        order.append(name)
+
+    for name in sorted(models, key=lambda n: (next((i for i, p in enumerate(LAYERS) if n.startswith(p)), 9), n)):
+        visit(name)
+    return order
+
+
+def input_fingerprint(base: Path | None = None) -> str:
+    """Changes whenever a staged file, a SQL model, a seed or the accelerator mapping changes."""
+    base = base or warehouse_dir()
+    digest = hashlib.sha256()
+    for table in sorted(RAW_TABLES):
+        for path in staged_files(table, base):
+            stat = path.stat()  # staged files are only ever replaced whole, so size + mtime tell
+            digest.update(f"{path.relative_to(base)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    for path in sorted([*SQL_DIR.rglob("*.sql"), *SEED_TABLES.values(), *_MAPPING_FILES]):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def read_published_info(base: Path | None = None) -> dict | None:
+    """builds/published.json: the published build's name, fingerprint, time and row counts."""
+    try:
+        return json.loads((builds_dir(base) / PUBLISHED_INFO).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def write_published_info(record: dict, base: Path | None = None) -> None:
+    atomic_write(builds_dir(base) / PUBLISHED_INFO, lambda tmp: tmp.write_text(json.dumps(record, indent=2)))
+
+
+def published_fingerprint(base: Path | None = None) -> str | None:
+    return (read_published_info(base) or {}).get("fingerprint")
+
+
+def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None) -> None:
+    for table in sorted(RAW_TABLES):
+        files = [str(p) for p in staged_files(table, base)]
+        name = f"raw_{table}"
+        if files:
+            con.execute(f"create table {name} as select * from read_parquet($files, union_by_name = true)", {"files": files})
+        else:  # no data staged yet: an empty table with the right columns
+            con.register("empty_raw", empty(table))
+            con.execute(f"create table {name} as select * from empty_raw")
+            con.unregister("empty_raw")
+
+
+def _load_derived(con: duckdb.DuckDBPyConnection) -> None:
+    """Raw tables computed in Python from other raw tables (one implementation of each mapping)."""
+    from pipelines.lib.reference.accelerators import default_matcher
+
+    matcher = default_matcher()
+    names = con.execute(
+        "select distinct accelerator_model_name, system_name from raw_mlperf_systems"
+    ).fetchall()
+    rows = [
+        (name, system_name, matcher.mlperf(name, system_name), matcher.is_deliberately_unmapped(name, system_name))
+        for name, system_name in names
+    ]
+    con.execute(
+        "create table raw_mlperf_accelerator_map (accelerator_model_name varchar, system_name varchar, "
+        "accelerator varchar, deliberately_unmapped boolean)"
+    )
+    if rows:
+        con.executemany("insert into raw_mlperf_accelerator_map values (?, ?, ?, ?)", rows)
+
+
+SHOWN_ROWS = 5
+
+
+def run_sql_tests(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> list[str]:
+    """Each failing test with its offending rows (column = value) and the source each came from."""
+    failures = []
+    for path in sorted(sql_dir.glob("tests/*.sql")):
+        cursor = con.execute(path.read_text())
+        rows = cursor.fetchmany(SHOWN_ROWS + 1)
+        if not rows:
+            continue
+        names = [d[0] for d in cursor.description]
+        lines = [f"{path.stem}: {'more than ' if len(rows) > SHOWN_ROWS else ''}{min(len(rows), SHOWN_ROWS)} offending row(s)"]
+        for row in rows[:SHOWN_ROWS]:
+            record = dict(zip(names, row))
+            shown = ", ".join(f"{k}={v!r}" for k, v in record.items())
+            lines.append(f"  - {shown}  [source: {row_source(con, record)}]")
+        failures.append("\n".join(lines))
+    return failures
+
+
+def row_source(con: duckdb.DuckDBPyConnection, record: dict) -> str:
+    """Where an offending row's data came from: the result files of a result, the snapshot and URL
+    of a price, else the raw table it traces to."""
+    parts = []
+    key = {k: record.get(k) for k in ("round", "submitter", "system", "benchmark")}
+    if key["round"] is not None and key["submitter"] is not None:
+        where = " and ".join(f"{k} = ?" for k, v in key.items() if v is not None)
+        files = [f for (f,) in con.execute(
+            f"select run_file from raw_mlperf_runs where {where} order by 1 limit 3",
+            [v for v in key.values() if v is not None]).fetchall()]
+        archive = f"results archive {key['round']} (raw/mlperf/training_results_{key['round']}.tar.gz)"
+        parts.append(archive + (f", files {', '.join(files)}" if files else ""))
+    elif key["round"] is not None:
+        parts.append(f"results archive {key['round']}")
+    if record.get("provider") is not None:
+        args = [record["provider"]] + [record.get(k) for k in ("sku", "region", "pricing_model")]
+        found = con.execute(
+            "select snapshot, source_url from raw_cloud_prices where provider = ? and (? is null or sku = ?) "
+            "and (? is null or region = ?) and (? is null or pricing_model = ?) order by fetched_at desc limit 1",
+            [args[0], args[1], args[1], args[2], args[2], args[3], args[3]]).fetchall()
+        parts.append(f"price list {record['provider']}" + (f" snapshot {found[0][0]} ({found[0][1]})" if found else ""))
+    return "; ".join(parts) or "see the test's SQL for the tables it reads"
+
+
+def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUILDS) -> BuildResult:
+    """Build, test and publish, one build at a time per warehouse (others wait for the lock)."""
+    from pipelines.lib.io.locking import build_lock
+
+    base = (base or warehouse_dir()).resolve()
+    builds_dir(base).mkdir(parents=True, exist_ok=True)
+    with build_lock(builds_dir(base)):
+        remove_unfinished_builds(base)
+        republish_if_damaged(base)
+        return _build(base, force=force, keep=keep)
+
+
+def published_opens(base: Path | None = None) -> str | None:
+    """None if the published file opens and holds a finished build; else why not."""
+    target = published_db(base)
+    try:
+        con = duckdb.connect(str(target), read_only=True)
+        try:
+            con.execute("select built_at from _build_info").fetchone()
+        finally:
+            con.close()
+    except Exception as exc:  # duckdb raises several kinds for a damaged file
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return None
+
+
+def republish_if_damaged(base: Path) -> dict | None:
+    """A published file that does not open is replaced by the newest kept build that does."""
+    from pipelines.lib.warehouse.publish import _build_record, complete_builds
+
+    if not published_db(base).exists() or published_opens(base) is None:
+        return None
+    for candidate in reversed(complete_builds(base)):
+        record = _build_record(candidate) | {"republished_because": "published file did not open"}
+        publish(candidate, base)
+        write_published_info(record, base)
+        return record
+    return None
+
+
+def remove_unfinished_builds(base: Path) -> list[Path]:
+    """Under the build lock no build is running, so a WAL file or a build without `_build_info`
+    is what a killed or failed build left behind (a WAL would also block opening its file)."""
+    from pipelines.lib.warehouse.publish import complete_builds
+
+    removed = []
+    for wal in [*builds_dir(base).glob("*.wal"), published_db(base).with_name(published_db(base).name + ".wal")]:
+        if wal.exists():
+            wal.unlink()
+            removed.append(wal)
+    published = published_db(base)
+    published_inode = published.stat().st_ino if published.exists() else None
+    complete = set(complete_builds(base))
+    for path in list_builds(base):
+        if path not in complete and path.stat().st_ino != published_inode:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def _build(base: Path, *, force: bool, keep: int) -> BuildResult:
+    fingerprint = input_fingerprint(base)
+    target = published_db(base)
+    if not force and target.exists() and published_fingerprint(base) == fingerprint and published_opens(base) is None:
+        return BuildResult(False, target, fingerprint, {}, skipped=True)
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    out_dir = builds_dir(base)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    build_path = ensure_inside(out_dir / f"mlperf-{stamp}.duckdb", base)
+    try:
+        # Written in the v1.0.0 storage format, which every DuckDB 1.x client (the duckdb-cli on PyPI,
+        # BI drivers) can open; DuckDB 2.x's own format would shut them all out.
+        con = duckdb.connect(str(build_path), config={"storage_compatibility_version": "v1.0.0"})
+        try:
+            _load_raw(con, base)
+            load_seeds(con)
+            _load_derived(con)
+            models = sql_models()
+            for name in model_order(models):
+                kind = "view" if name.startswith("stg_") or "-- materialize: view" in models[name] else "table"
+                con.execute(f"create or replace {kind} {name} as {models[name]}")
+            failures = run_sql_tests(con)
+            if failures:
+                # The first line is what a one-line summary shows: each test with its first offending row.
+                headline = "; ".join(f.splitlines()[0] + " e.g. " + f.splitlines()[1].strip("- ") for f in failures)
+                raise BuildFailed(f"warehouse checks failed, nothing published: {headline}\n" + "\n".join(failures))
+            built_at = datetime.now(timezone.utc).isoformat()
+            con.execute(
+                "create table _build_info as select ?::varchar as built_at, ?::varchar as fingerprint",
+                [built_at, fingerprint],
+            )
+            counts = {
+                t: con.execute(f'select count(*) from "{t}"').fetchone()[0]
+                for (t,) in con.execute(
+                    "select table_name from information_schema.tables where table_schema = 'main' order by 1"
+                ).fetchall()
+            }
+            con.execute("checkpoint")
+        finally:
+            con.close()
+    except BaseException:
+        build_path.unlink(missing_ok=True)
+        build_path.with_name(build_path.name + ".wal").unlink(missing_ok=True)
+        raise
+    newer = (read_published_info(base) or {}).get("build")
+    if newer and newer > build_path.name and target.exists():
+        # Builds are serialized by the lock, so this only happens after a clock step back; never
+        # let an older build replace a newer published one.
+        return BuildResult(False, target, fingerprint, counts, skipped=True)
+    publish(build_path, base)
+    write_published_info(
+        {"fingerprint": fingerprint, "build": build_path.name, "built_at": built_at, "row_counts": counts}, base
+    )
+    prune_builds(base, keep)
+    return BuildResult(True, target, fingerprint, counts)
+
+
+def publish(build_path: Path, base: Path | None = None) -> Path:
+    """Atomically make `build_path` the published warehouse (hard link, else copy, then rename)."""
+    target = published_db(base)
+    tmp = ensure_inside(target.with_name(f".{target.name}.{os.getpid()}.tmp"), base)
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(build_path, tmp)
+    except OSError:
+        shutil.copyfile(build_path, tmp)
+    os.replace(tmp, target)
+    return target
+
+
+def list_builds(base: Path | None = None) -> list[Path]:
+    return sorted(builds_dir(base).glob("mlperf-*.duckdb"))
+
+
+def prune_builds(base: Path | None, keep: int) -> None:
+    for old in list_builds(base)[:-keep]:
+        old.unlink(missing_ok=True)

@@ -1,0 +1,53 @@
+"""Per round: how many results, how many have a score as published, why the rest have none, and
+how many published scores today's rules would reject. Shown after every refresh."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from pipelines.lib.mlperf.rounds import round_sort_key
+
+_PER_ROUND = """
+select
+    round,
+    count(*) as results,
+    count(score_minutes) as scored,
+    count(*) filter (where score_minutes is not null and score_minutes_current_rules is null)
+        as rejected_by_current_rules
+from fct_training_result
+group by round
+"""
+# Counts inside a reason ("too many runs dropped (2 > 1)") would split one reason into many.
+_UNSCORED = """
+select round, regexp_replace(no_score_reason, ' \\(\\d+ > \\d+\\)', '') as reason, count(*) as results
+from fct_training_result
+where score_minutes is null
+group by all
+order by round, results desc, reason
+"""
+
+
+def round_coverage(db: Path) -> list[dict]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = {r[0]: {"round": r[0], "results": r[1], "scored": r[2], "rejected_by_current_rules": r[3],
+                       "unscored": {}} for r in con.execute(_PER_ROUND).fetchall()}
+        for round_version, reason, count in con.execute(_UNSCORED).fetchall():
+            rows[round_version]["unscored"][reason or "unknown"] = count
+    finally:
+        con.close()
+    return [rows[r] for r in sorted(rows, key=round_sort_key)]
+
+
+def render_coverage(rows: list[dict]) -> list[str]:
+    lines = []
+    for row in rows:
+        unscored = "; ".join(f"{n} {reason}" for reason, n in row["unscored"].items())
+        lines.append(
+            f"{row['round']}: {row['results']} results, {row['scored']} scored as published"
+            + (f", unscored: {unscored}" if unscored else "")
+            + (f"; today's rules would reject {row['rejected_by_current_rules']}" if row["rejected_by_current_rules"] else "")
+        )
+    return lines

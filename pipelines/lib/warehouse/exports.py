@@ -1,0 +1,137 @@
+"""Export the published warehouse's public tables (dim_, fct_, mart_; views too) for BI tools.
+
+Everything is read through one read-only connection, so a publish that happens mid-export cannot
+mix two builds: the connection keeps reading the file it opened. Table names come from the
+catalog, never from user text pasted into SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
+from pipelines.lib.warehouse.query import connect_readonly
+
+PUBLIC_PREFIXES = ("dim_", "fct_", "mart_")
+# Written into every export directory: only a directory holding it is ever replaced.
+EXPORT_MARKER = ".mlperf-warehouse-export"
+FORMATS = ("parquet", "csv")
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(text: str) -> str:
+    # COPY ... TO takes no bound parameters, so the output path is quoted as a string literal.
+    return "'" + text.replace("'", "''") + "'"
+
+
+def public_tables(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Public table/view name → 'table' or 'view', from the catalog."""
+    rows = con.execute(
+        "select table_name, table_type from information_schema.tables where table_schema = 'main' order by 1"
+    ).fetchall()
+    return {n: ("view" if t == "VIEW" else "table") for n, t in rows if n.startswith(PUBLIC_PREFIXES)}
+
+
+def columns(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, str]]:
+    rows = con.execute(
+        "select column_name, data_type from information_schema.columns "
+        "where table_schema = 'main' and table_name = ? order by ordinal_position", [table]
+    ).fetchall()
+    return [{"name": n, "type": t} for n, t in rows]
+
+
+def _check_out_dir(out: Path, base: Path) -> None:
+    builds = builds_dir(base).resolve()
+    if out == base or out == builds or builds in out.parents:
+        raise ValueError(f"refusing to export into {out}: builds/ and the warehouse directory hold published builds")
+    # We replace the whole directory, so only ever replace an empty one or one this command wrote
+    # (its marker file; a manifest.json alone could be anybody's). Exports written before the
+    # marker existed are recognised only in the warehouse's own exports/ folder.
+    if not out.exists() or not any(out.iterdir()) or (out / EXPORT_MARKER).is_file():
+        return
+    legacy = (out / "manifest.json").is_file() and (base / "exports") in out.parents
+    if not legacy:
+        raise ValueError(f"{out} is not empty and was not written by `mlperf-warehouse export` "
+                         f"(no {EXPORT_MARKER} marker); refusing to replace it: choose another --out")
+
+
+def _export_table(con, table: str, cols: list[dict], fmt: str, tmp: Path) -> tuple[str, list[str]]:
+    source = f"select * from {quote_ident(table)}"
+    if fmt == "csv":
+        path = f"{table}.csv"
+        con.execute(f"copy ({source}) to {quote_literal(str(tmp / path))} (format csv, header true)")
+        return path, []
+    if any(c["name"] == "round" for c in cols):
+        # Hive layout table/round=v5.0/*.parquet so engines prune rounds by folder; the files keep
+        # the round column too, for tools that read a folder of files without hive support. One
+        # COPY per round: DuckDB's PARTITION_BY buffers every partition at once (~0.8 GB for the
+        # event table of six rounds), one round at a time stays small.
+        target = tmp / table
+        target.mkdir()
+        rounds = [r for (r,) in con.execute(f"select distinct round from ({source}) order by 1").fetchall()]
+        if not rounds:  # an empty table still gets a file, with its columns
+            con.execute(f"copy ({source}) to {quote_literal(str(target / 'data_0.parquet'))} (format parquet)")
+        for round_version in rounds:
+            folder = target / f"round={round_version if round_version is not None else '__HIVE_DEFAULT_PARTITION__'}"
+            folder.mkdir()
+            where = "round is null" if round_version is None else f"round = {quote_literal(round_version)}"
+            con.execute(
+                f"copy ({source} where {where}) to {quote_literal(str(folder / 'data_0.parquet'))} (format parquet)"
+            )
+        return f"{table}/**/*.parquet", ["round"]
+    path = f"{table}.parquet"
+    con.execute(f"copy ({source}) to {quote_literal(str(tmp / path))} (format parquet)")
+    return path, []
+
+
+def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, base: Path | None = None) -> dict:
+    """Write the tables and manifest.json into `out` (replaced as a whole); returns the manifest."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    base = (base or warehouse_dir()).resolve()
+    out = Path(out).resolve()
+    _check_out_dir(out, base)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.export-{secrets.token_hex(4)}")
+    tmp.mkdir()
+    try:
+        with connect_readonly(published_db(base)) as con:
+            available = public_tables(con)
+            wanted = tables or list(available)
+            unknown = sorted(set(wanted) - set(available))
+            if unknown:
+                raise ValueError(f"unknown table(s) {', '.join(unknown)}; public tables: {', '.join(available)}")
+            built_at, fingerprint = con.execute("select built_at, fingerprint from _build_info").fetchone()
+            manifest = {"format": fmt, "built_at": built_at, "fingerprint": fingerprint,
+                        "exported_at": datetime.now(timezone.utc).isoformat(), "tables": []}
+            for table in wanted:
+                cols = columns(con, table)
+                path, partitioned_by = _export_table(con, table, cols, fmt, tmp)
+                rows = con.execute(f"select count(*) from {quote_ident(table)}").fetchone()[0]
+                manifest["tables"].append({"name": table, "kind": available[table], "rows": rows, "path": path,
+                                           "partitioned_by": partitioned_by, "columns": cols})
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        (tmp / EXPORT_MARKER).write_text("written by mlperf-warehouse export; the next export replaces this directory\n")
+        _swap_into_place(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return manifest
+
+
+def _swap_into_place(tmp: Path, out: Path) -> None:
+    # Readers of `out` see either the whole previous export or the whole new one, never half.
+    old = out.with_name(f".{out.name}.old-{secrets.token_hex(4)}")
+    if out.exists():
+        os.replace(out, old)
+    os.replace(tmp, out)
+    shutil.rmtree(old, ignore_errors=True)

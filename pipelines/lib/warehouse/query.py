@@ -1,0 +1,55 @@
+"""Read-only access to the published warehouse (never through Dagster's read-write resources)."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+from pipelines.lib.io.paths import published_db
+
+
+class WarehouseMissing(Exception):
+    pass
+
+
+def published_build_file(path: Path) -> Path:
+    """The build file that `path` is a hard link of, else `path` itself.
+
+    DuckDB caches open databases by path within a process: a second connection to
+    `mlperf.duckdb` while one is open would see the old build after a publish. Each build has its
+    own file name, so opening that name always gives the build that is published now.
+    """
+    try:
+        inode = path.stat().st_ino
+        for candidate in (path.parent / "builds").glob("mlperf-*.duckdb"):
+            if candidate.stat().st_ino == inode:
+                return candidate
+    except OSError:
+        pass
+    return path
+
+
+# For SQL typed by a person (`query`, `shell`): no file read or written outside the warehouse, no
+# INSTALL/LOAD, no network, and the configuration locked so none of this can be switched back on.
+SANDBOX = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+
+
+@contextlib.contextmanager
+def connect_readonly(path: Path | None = None, *, sandbox: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to the published build; `sandbox=True` for user-typed SQL (see SANDBOX)."""
+    path = path or published_db()
+    if not path.exists():
+        raise WarehouseMissing(f"no published warehouse at {path}; run `mlperf-warehouse refresh` first")
+    con = duckdb.connect(str(published_build_file(path)), read_only=True, config=SANDBOX if sandbox else {})
+    try:
+        yield con
+    finally:
+        con.close()

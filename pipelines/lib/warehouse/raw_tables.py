@@ -1,0 +1,27 @@
+"""The raw tables a build loads: name → Polars schema used when no staged file exists yet.
+
+Staged data lives in `warehouse/staging/<table>/<partition>.parquet`; every file of a table is
+loaded into `raw_<table>`.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipelines.lib.mlperf.tables import TABLES as MLPERF_TABLES
+from pipelines.lib.prices.normalize import PRICE_SCHEMA
+from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA
+
+RAW_TABLES: dict[str, dict] = {name: types for name, (types, _model, _file) in MLPERF_TABLES.items()}
+RAW_TABLES["quarantine"] = QUARANTINE_SCHEMA
+# One file per provider and fetch day; every snapshot is kept (price history).
+RAW_TABLES["cloud_prices"] = PRICE_SCHEMA | {"fetched_at": pl.Datetime("us", "UTC"), "snapshot": pl.String}
+
+
+def register(name: str, schema: dict) -> None:
+    """Other domains (prices, ...) add their staged tables here."""
+    RAW_TABLES[name] = schema
+
+
+def empty(name: str) -> pl.DataFrame:
+    return pl.DataFrame(schema=RAW_TABLES[name])

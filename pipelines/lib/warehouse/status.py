@@ -1,0 +1,69 @@
+"""What is published and how the last refresh went, for `mlperf-warehouse status`."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
+from pipelines.lib.warehouse.build import read_published_info
+from pipelines.lib.warehouse.staging import atomic_write
+
+LAST_REFRESH = "last_refresh.json"
+
+
+def record_refresh_outcome(base: Path | None, ok: bool, detail: str, *, steps: list[dict] | None = None,
+                           published: bool | None = None) -> Path:
+    """Remember the last refresh's outcome (written atomically: status may read it at any time).
+    `detail` is the summary as printed; `steps` the same as data (name, ok, seconds, detail)."""
+    directory = builds_dir(base)
+    directory.mkdir(parents=True, exist_ok=True)
+    from pipelines.lib.io.redaction import redact
+
+    record = {"ok": ok, "at": datetime.now(timezone.utc).isoformat(), "published": published,
+              "steps": [step | {"detail": redact(step.get("detail", ""))} for step in steps or []],
+              "detail": redact(detail)}
+    return atomic_write(directory / LAST_REFRESH, lambda tmp: tmp.write_text(json.dumps(record, indent=2)))
+
+
+def last_refresh(base: Path | None = None) -> dict | None:
+    try:
+        return json.loads((builds_dir(base) / LAST_REFRESH).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def published_info(base: Path | None = None) -> dict | None:
+    return read_published_info(base)
+
+
+def warehouse_status(base: Path | None = None) -> dict:
+    """Build info, rounds and price snapshots read from the published file (read-only)."""
+    from pipelines.lib.warehouse.build import list_builds
+
+    base = (base or warehouse_dir()).resolve()
+    status = {"path": str(published_db(base)), "published": published_info(base), "last_refresh": last_refresh(base),
+              "builds": [p.name for p in list_builds(base)], "built_at": None, "fingerprint": None,
+              "rounds": [], "prices": {}, "damaged": None}
+    if not published_db(base).exists():
+        return status
+    try:
+        _read_published(base, status)
+    except Exception as exc:  # a damaged file: show what the other records say, and how to recover
+        status["damaged"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    return status
+
+
+def _read_published(base: Path, status: dict) -> None:
+    from pipelines.lib.warehouse.query import connect_readonly
+
+    with connect_readonly(published_db(base)) as con:
+        names = {n for (n,) in con.execute("select table_name from information_schema.tables").fetchall()}
+        if "_build_info" in names:
+            status["built_at"], status["fingerprint"] = con.execute("select built_at, fingerprint from _build_info").fetchone()
+        if "fct_training_result" in names:
+            status["rounds"] = [r for (r,) in con.execute("select distinct round from fct_training_result order by 1").fetchall()]
+        if "fct_cloud_price" in names:
+            status["prices"] = dict(con.execute(
+                "select provider, max(fetched_at)::varchar from fct_cloud_price group by 1 order by 1").fetchall())

@@ -1,0 +1,124 @@
+"""The round-discovery sensor against a fake GitHub API on 127.0.0.1 (real HTTP, no mocks)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import dagster as dg
+import pytest
+
+from pipelines.defs.mlperf.partitions import mlperf_rounds
+from pipelines.defs.operations.sensors import mlperf_round_discovery
+from pipelines.lib.mlperf.discovery import discover_rounds
+from support.http_server import LoopbackServer, Reply
+
+ETAG = '"repos-v1"'
+PAGE_1 = ["training_results_v5.1", "inference_results_v5.0", "training_results_v6.0", "training_policies"]
+PAGE_2 = ["training_results_v5.0", "training_results_v4.1"]
+
+
+class FakeGitHub:
+    """GET /orgs/mlcommons/repos, two pages linked with `Link: rel="next"`, ETag on page 1."""
+
+    def __init__(self, server: LoopbackServer) -> None:
+        self.server, self.rate_limited = server, False
+        server.route("/orgs/mlcommons/repos", self.repos)
+
+    def repos(self, path: str, query: dict, headers: dict) -> Reply:
+        if self.rate_limited:
+            return Reply(403, b'{"message": "API rate limit exceeded"}',
+                         {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + 900)})
+        page = int(query.get("page", "1"))
+        if page == 1 and headers.get("if-none-match") == ETAG:
+            return Reply(304, b"", {"ETag": ETAG})
+        names = PAGE_1 if page == 1 else PAGE_2
+        link = {"Link": f'<{self.server.url}{path}?per_page=100&page=2>; rel="next"'} if page == 1 else {}
+        return Reply(200, json.dumps([{"name": n} for n in names]).encode(), {"ETag": ETAG if page == 1 else '"p2"'} | link)
+
+
+@pytest.fixture
+def github(monkeypatch, tmp_path):
+    monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", str(tmp_path))
+    monkeypatch.setenv("MLPERF_GITHUB_TOKEN", "test-token")
+    with LoopbackServer() as server:
+        monkeypatch.setenv("MLPERF_GITHUB_API_URL", server.url)
+        yield FakeGitHub(server)
+
+
+def evaluate(instance: dg.DagsterInstance, cursor: str | None):
+    return mlperf_round_discovery(dg.build_sensor_context(instance=instance, cursor=cursor))
+
+
+def test_discover_rounds_follows_pages_and_sends_token(github):
+    found = discover_rounds()
+    assert found.rounds == ["v4.1", "v5.0", "v5.1", "v6.0"] and found.etag == ETAG
+    requests = github.server.requests_for("/orgs/mlcommons/repos")
+    assert len(requests) == 2 and all(h["authorization"] == "Bearer test-token" for _, _, h in requests)
+    assert "per_page=100" in requests[0][1]
+
+
+def test_sensor_adds_new_round_then_304_then_rate_limit(github):
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(mlperf_rounds.name, ["v4.1", "v5.0", "v5.1"])
+
+    result = evaluate(instance, None)
+    assert isinstance(result, dg.SensorResult)
+    assert [r.partition_key for r in result.run_requests] == ["v6.0"]
+    assert {k.to_user_string() for k in result.run_requests[0].asset_selection} == {
+        "mlperf_results_archive", "mlperf_rules_archive", "mlperf_round_tables"}
+    (add,) = result.dynamic_partitions_requests
+    assert add.partitions_def_name == "mlperf_round" and list(add.partition_keys) == ["v6.0"]
+    assert json.loads(result.cursor) == {"etag": ETAG}
+
+    # Second evaluation sends the ETag; 304 means nothing new and costs no rate limit.
+    instance.add_dynamic_partitions(mlperf_rounds.name, ["v6.0"])
+    again = evaluate(instance, result.cursor)
+    assert isinstance(again, dg.SkipReason) and "304" in again.skip_message
+    assert github.server.requests_for("/orgs/mlcommons/repos")[-1][2]["if-none-match"] == ETAG
+
+    # Rate-limited: no error, no runs, and the cursor remembers when to try again.
+    github.rate_limited = True
+    limited = evaluate(instance, None)
+    assert isinstance(limited, dg.SensorResult) and not limited.run_requests
+    skip_until = json.loads(limited.cursor)["skip_until"]
+    assert skip_until > time.time() + 600
+    calls = len(github.server.requests)
+    waiting = evaluate(instance, limited.cursor)
+    assert isinstance(waiting, dg.SkipReason) and len(github.server.requests) == calls  # GitHub not asked again
+
+
+def test_sensor_tick_registers_partition_and_run(github):
+    # The path the daemon takes: run requests are validated against the partitions added this tick.
+    from pipelines.definitions import defs
+
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), cursor=None,
+                                          definitions=defs(), sensor_name=mlperf_round_discovery.name)
+        data = mlperf_round_discovery.evaluate_tick(context)
+    assert sorted(r.partition_key for r in data.run_requests) == ["v4.1", "v5.0", "v5.1", "v6.0"]
+    assert [list(r.partition_keys) for r in data.dynamic_partitions_requests] == [["v4.1", "v5.0", "v5.1", "v6.0"]]
+    assert data.run_requests[0].tags["dagster/partition"] == "v4.1"
+
+
+def test_github_down_is_a_skip_not_a_crash(github):
+    github.server.close()
+    result = evaluate(dg.DagsterInstance.ephemeral(), None)
+    assert isinstance(result, dg.SkipReason) and "unavailable" in result.skip_message
+
+
+def test_configured_rounds_become_partitions_without_github(monkeypatch):
+    from pipelines.definitions import defs
+    from pipelines.defs.operations.sensors import configured_rounds
+
+    monkeypatch.setenv("MLPERF_ROUNDS", "v4.1,v5.0")
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("mlperf_round", ["v4.1"])
+        context = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), cursor=None,
+                                          definitions=defs(), sensor_name=configured_rounds.name)
+        data = configured_rounds.evaluate_tick(context)
+        assert [r.partition_key for r in data.run_requests] == ["v5.0"]
+        assert [list(r.partition_keys) for r in data.dynamic_partitions_requests] == [["v5.0"]]
+        instance.add_dynamic_partitions("mlperf_round", ["v5.0"])
+        again = configured_rounds.evaluate_tick(context)
+        assert not again.run_requests and "already" in again.skip_message

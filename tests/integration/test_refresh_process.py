@@ -1,0 +1,68 @@
+"""Whole `mlperf-warehouse refresh` processes: queries during a refresh, and a refresh killed part-way."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from support.logs import serve_package_rules, write_ssd_archive
+
+CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
+COUNT_SQL = "select count(*) as systems, sum(runs_total) as runs from fct_training_result"
+
+
+
+
+@pytest.fixture
+def env(tmp_path, warehouse):
+    site = tmp_path / "site"
+    site.mkdir()
+    environment = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse),
+                                "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
+                                "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1"))}
+    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=20)
+    subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment, check=True, capture_output=True)
+    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=400)  # the next refresh has more to do
+    return environment, warehouse
+
+
+def _count(environment):
+    proc = subprocess.run(CLI + ["query", COUNT_SQL, "--format", "json"], env=environment, capture_output=True, text=True)
+    assert proc.returncode == 0, f"query failed during a refresh: {proc.stderr}"
+    row = json.loads(proc.stdout)[0]
+    return row["systems"], row["runs"]
+
+
+def test_queries_while_a_refresh_runs_see_the_old_or_the_new_build(env):
+    environment, _ = env
+    refresh = subprocess.Popen(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen = []
+    while refresh.poll() is None:
+        seen.append(_count(environment))
+    assert refresh.returncode == 0, refresh.stderr.read().decode()
+    seen.append(_count(environment))
+    assert set(seen) <= {(20, 100), (400, 2000)}, seen
+    assert seen[0] == (20, 100) and seen[-1] == (400, 2000)
+
+
+def test_a_refresh_killed_part_way_leaves_the_warehouse_and_the_next_refresh_completes(env):
+    environment, warehouse = env
+    published = warehouse / "mlperf.duckdb"
+    before = published.read_bytes()
+    refresh = subprocess.Popen(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    assert b"fetching and parsing" in refresh.stderr.readline()
+    time.sleep(0.3)  # inside the round's parse, well before publishing
+    os.killpg(refresh.pid, signal.SIGKILL)  # the refresh and its parse workers
+    refresh.wait()
+    assert published.read_bytes() == before
+    assert _count(environment) == (20, 100)
+    done = subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _count(environment) == (400, 2000)

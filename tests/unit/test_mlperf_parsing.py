@@ -1,0 +1,143 @@
+"""Log and system-file parsing on small hand-written inputs covering the quirks of real logs."""
+
+import json
+
+from pipelines.lib.mlperf import compliance
+from pipelines.lib.mlperf.mllog import (
+    MLL,
+    MLLOG,
+    MLP05,
+    format_for_round,
+    normalize_v05,
+    parse_log,
+)
+from pipelines.lib.mlperf.round_parser import RoundRules, score_run
+from pipelines.lib.mlperf.rules import package_ruleset
+from pipelines.lib.mlperf.runs import run_facts, steady_state_throughput
+from pipelines.lib.mlperf.systems import availability_category, parse_system, to_count
+from support.logs import mllog, open_ssd_run, system_json
+
+V41_RULES = RoundRules(package_ruleset("v4.1"), package_ruleset("v4.1"))
+
+
+def _log(lines, sep="\n"):
+    return sep.join(lines).encode("latin-1")
+
+
+def test_prefixes_crlf_and_noise_lines():
+    lines = open_ssd_run(1_000_000, 10)
+    noisy = ["Epoch 1 loss 0.3 " * 10] * 2000  # thousands of non-MLLOG lines
+    prefixed = [f"[1,0]<stdout>:0: {line}" for line in lines]  # rank + logger prefixes
+    log = parse_log(_log(noisy + prefixed + noisy, "\r\n"), MLLOG)
+    assert not log.errors
+    assert len(log.lines) == len(lines)
+    assert log.total_lines == len(lines) + 4000
+    assert log.lines[0].key == "cache_clear"
+    assert compliance.check_log(log.lines, 0, package_ruleset("v4.1")).passed
+
+
+def test_last_marker_on_a_line_wins_and_non_utf8_bytes_are_read_as_latin1():
+    good = mllog("run_start", None, 5)
+    raw = b"garbage \xff\xfe :::MLLOG {broken " + good.encode() + b"\n"
+    log = parse_log(raw, MLLOG)
+    assert not log.errors and log.lines[0].key == "run_start" and log.lines[0].time_ms == 5
+    value = parse_log(mllog("submission_org", "caf\xe9", 1).encode("latin-1"), MLLOG).lines[0].value
+    assert value["value"] == "caf\xe9"
+
+
+def test_corrupted_json_is_a_parse_error_and_drops_the_run():
+    lines = open_ssd_run(1_000_000, 10)
+    lines[3] = lines[3].replace('"value": "box", "metadata"', '"value": "box"Lambda "metadata"')  # interleaved writers
+    row = score_run(_log(lines), "v4.1", V41_RULES)
+    assert row["parse_errors"] == 1
+    assert row["drop_reason"] == "compliance: Log lines had parsing errors."
+    assert row["time_to_train_minutes"] == 10.0  # still recorded, not scored
+
+
+def test_duplicated_lines_pass_like_the_official_checker():
+    lines = open_ssd_run(1_000_000, 10)
+    lines = lines + [lines[-1]]  # the run_stop line printed twice: a silenced warning upstream
+    row = score_run(_log(lines), "v4.1", V41_RULES)
+    assert row["drop_reason"] is None
+    assert row["time_to_train_minutes"] == 10.0
+
+
+def test_failed_target_and_missing_run_stop_are_dropped_with_reasons():
+    aborted = score_run(_log(open_ssd_run(0, 10, status="aborted", accuracy=1.5)), "v4.1", V41_RULES)
+    assert aborted["status"] == "aborted"
+    assert aborted["drop_reason"].startswith("compliance: Failed checks for eval_accuracy")
+    no_stop = score_run(_log(open_ssd_run(0, 10)[:-1]), "v4.1", V41_RULES)
+    assert "run_stop" in no_stop["drop_reason"]
+    assert no_stop["run_stop_ms"] is None and no_stop["time_to_train_minutes"] is None
+    garbage = score_run(b"\x00\x01 not a log at all \xff" * 100, "v4.1", V41_RULES)
+    assert garbage["drop_reason"] == "compliance: No log lines detected"
+
+
+def test_init_too_long_fails_the_official_rule():
+    lines = open_ssd_run(10_000_000, 10)
+    lines[1] = mllog("init_start", None, 10_000_000 - 5 * 3600 * 1000)  # 5 h of init > 4 h open-division limit
+    row = score_run(_log(lines), "v4.1", V41_RULES)
+    assert "init_stop" in row["drop_reason"]
+
+
+def test_run_facts_batch_seed_convergence_and_throughput():
+    log = parse_log(_log(open_ssd_run(0, 10, blocks=4)), MLLOG)
+    facts = run_facts(log.lines)
+    assert (facts.global_batch_size, facts.seed, facts.samples_to_converge) == (256, 42, 4)
+    # 10 min over 5 steps: each block lasts 120 s and processes 1 epoch → 1/120 epochs per second.
+    assert abs(facts.steady_state_throughput - 1 / 120) < 1e-12
+    # the log's own unit (ssd counts epochs); fct_training_run converts it to images/s
+    assert facts.throughput_unit == "epochs/s" and facts.throughput_counting == "block_count"
+
+
+def test_throughput_median_excludes_the_first_block():
+    def block(t0, seconds, count):
+        return [mllog("block_start", None, t0, epoch_count=count, first_epoch_num=0), mllog("block_stop", None, t0 + seconds * 1000)]
+    lines = block(0, 100, 1) + block(100_000, 10, 100) + block(110_000, 20, 100) + block(130_000, 50, 100)
+    got = steady_state_throughput(parse_log(_log(lines), MLLOG).lines, "resnet")
+    assert got.per_second == 5.0  # rates 10, 5, 2 after the first → median 5
+    assert (got.counted_in, got.counting) == ("epochs", "block_count")
+    single = steady_state_throughput(parse_log(_log(block(0, 1, 1)), MLLOG).lines, "resnet")
+    assert single.per_second is None and single.null_reason
+
+
+def test_v06_mll_lines_are_seconds():
+    raw = (':::MLL 1560400000.5 run_start: {"value": null, "metadata": {"lineno": 1}}\n'
+           ':::MLL 1560400060.5 run_stop: {"value": null, "metadata": {"status": "success"}}\n').encode()
+    log = parse_log(raw, MLL)
+    assert [l.key for l in log.lines] == ["run_start", "run_stop"]
+    assert log.lines[1].time_ms - log.lines[0].time_ms == 60_000
+    assert format_for_round("v0.6") is MLL and format_for_round("v0.7") is MLLOG and format_for_round("v0.5") is MLP05
+
+
+def test_v05_run_final_becomes_run_stop():
+    raw = (":::MLPv0.5.0 resnet 1541710000.000 (main.py:1) run_start\n"
+           ":::MLPv0.5.0 resnet 1541710120.000 (main.py:9) run_stop: {\"success\": true}\n"
+           ":::MLPv0.5.0 resnet 1541710121.000 (main.py:9) run_final\n").encode()
+    lines = normalize_v05(parse_log(raw, MLP05).lines)
+    row = score_run(raw, "v0.5", RoundRules(None, None))
+    assert [l.key for l in lines] == ["run_start", "run_stop"]
+    assert row["drop_reason"] is None and row["time_to_train_minutes"] == 121 / 60
+
+
+def test_system_files_with_misspelled_keys_string_counts_and_free_text_availability():
+    doc = json.loads(system_json())
+    doc["accelerator_per_node "] = doc.pop("accelerators_per_node")  # misspelled, trailing space
+    doc["number_of_nodes"] = 2.0
+    doc["status"] = "available in cloud"
+    doc["division"] = "close"  # as a v1.0 submitter wrote it
+    row = parse_system(json.dumps(doc).encode(), "Acme", "box")
+    assert (row["accelerators_per_node"], row["number_of_nodes"], row["accelerator_count"]) == (8, 2, 16)
+    assert row["availability_category"] == "cloud"
+    assert row["division"] == "closed"
+    assert "accelerator_per_node" in row["repaired_keys"]
+    assert row["official_fields_missing"] == "accelerators_per_node"
+    assert to_count("8.0") == 8 and to_count(" 16 ") == 16 and to_count("-") is None and to_count(2.5) is None
+    assert availability_category("RDI") == "research" and availability_category("Preview") == "preview"
+
+
+def test_system_file_that_is_not_json_raises_a_clear_error():
+    import pytest
+
+    with pytest.raises(ValueError, match="not valid JSON"):
+        parse_system(b":::MLLOG {...} copied log, not JSON", "Acme", "box")

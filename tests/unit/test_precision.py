@@ -1,0 +1,144 @@
+"""The training precision a log or a systems file states, and MFU against that precision's peak."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from pipelines.lib.mlperf.precision import log_precision, system_precision
+from support.marts import build_fixture
+
+RUN_START = b':::MLLOG {"key": "run_start", "value": null, "time_ms": 1}\n'
+
+
+@pytest.mark.parametrize(("log", "precision"), [
+    # NeMo YAML dump with rank prefixes (NVIDIA v4.0-v5.0 LLM logs): FP8 GEMMs, BF16 elsewhere
+    (b"0:   precision: bf16-mixed\n0:   fp8: true\n0:   fp8_hybrid: true\n", "fp8"),
+    (b"  fp8: True\n", "fp8"),
+    (b"  fp8: false\n  precision: bf16-mixed\n", "bf16"),
+    (b"+ python train.py --fp8 --seed 1\n", "fp8"),
+    (b"Namespace(batch_size=8, fp8=True, lr=0.1)\n", "fp8"),
+    (b"config = {'fp8': True}\n", "fp8"),
+    # Nebius v5.0 llama31_405b: NeMo passes the format as a string
+    (b"[pretrain.py get_model_with_precision]: Passing the following values to llama config: {'fp8': 'e4m3', 'x': 1}\n",
+     "fp8"),
+    (b"TransformerConfig(num_layers=126, fp8='hybrid', fp8_margin=0)\n", "fp8"),
+    (b"TransformerConfig(num_layers=126, fp8=None, fp8_recipe='delayed')\n", None),
+    (b"  fp8: null\n  fp4: null\n  fp4_recipe: nvfp4\n", None),  # defaults printed, format off
+    (b"  fp4: nvfp4\n  fp8: hybrid\n", "fp4"),
+    (b"INFO:root:precision: fp16\n", "fp16"),  # v1.0
+    (b"    precision: 16-mixed\n", "fp16"),
+    (b"  fp4: true\n", "fp4"),
+    # not statements of the training format
+    (b"0: using fp8 FMHA\n", None),  # FP8 attention kernels only
+    (b"+ FP8_EMBEDDING=1\n+ CMD_SUFFIX=(${CMD_SUFFIX[@]} --fp8_embedding)\n", None),  # DLRM embedding storage
+    (b"      fp8_buf: 1\n  fp8_params: true\n", None),  # tuning keys without `fp8: true`
+    (b"0: Using 16bit Automatic Mixed Precision (AMP)\n", None),
+    (b"Transformer Engine 1.4, NeMo 24.03\n", None),
+    (b"", None),
+])
+def test_log_precision(log, precision):
+    found, evidence = log_precision(log + RUN_START)
+    assert found == precision
+    assert (evidence is None) == (precision is None)
+
+
+def test_only_the_configuration_before_run_start_counts():
+    assert log_precision(b"  precision: bf16\n" + RUN_START + b"  fp8: true\n") == ("bf16", "precision: bf16")
+    # an evaluation line after the start is not configuration
+    assert log_precision(RUN_START + b" Average Precision (AP) @[ IoU=0.50 ] = 0.377\n") == (None, None)
+    assert log_precision(b"  fp8: true\n")[0] == "fp8"  # no run_start: the whole log is read
+
+
+def test_system_precision():
+    assert system_precision({"sw_notes": "FP8 training with Transformer Engine"})[0] == "fp8"
+    assert system_precision({"framework": "NeMo 24.09, Transformer Engine"}) == (None, None)
+    assert system_precision({"system_name": "Dell Precision 7920", "hw_notes": ""}) == (None, None)
+    assert system_precision({"system_name": "fp8-box", "notes": "bf16 mixed precision"})[0] == "bf16"
+
+
+def _mfu_rows(con):
+    return {r[0]: r[1:] for r in con.execute(
+        "select system, precision, precision_source, peak_flops_used, mfu, mfu_null_reason from mart_utilization"
+    ).fetchall()}
+
+
+def test_mfu_uses_the_peak_of_the_stated_precision():
+    con = duckdb.connect()
+    build_fixture(con)
+    # an FP8 run stated in the log; a BF16 statement in a systems file; the rest default to BF16
+    con.execute("update fct_training_run set precision_logged = 'fp8', precision_evidence = '0:   fp8: true' "
+                "where system = 'dgxh100_n128'")
+    con.execute("update dim_accelerator set peak_dense_fp8_flops = 1979e12 where accelerator = 'nvidia-h100-sxm-80gb'")
+    con.execute("update dim_system set precision_stated = 'fp8', precision_evidence = 'sw_notes: FP8' "
+                "where system = 'tpu-v5p-512'")  # TPU v5p has no FP8 peak
+    from pipelines.lib.warehouse.build import sql_models
+
+    con.execute(f"create or replace table mart_utilization as {sql_models()['mart_utilization']}")
+    rows = _mfu_rows(con)
+    precision, source, peak, mfu, reason = rows["dgxh100_n128"]
+    assert (precision, source, peak) == ("fp8", "log", 1979e12)
+    assert mfu == pytest.approx(1.2e9 * 6 * 175e9 / (26.0 * 60 * 1024 * 1979e12))
+    assert rows["dgxh100_n64"][:3] == ("bf16", "default_bf16", 989e12)
+    assert rows["tpu-v5p-512"][1] == "system_description" and rows["tpu-v5p-512"][3] is None
+    assert rows["tpu-v5p-512"][4] == "no dense FP8 peak for google-tpu-v5p in dim_accelerator"
+    assert rows["acme-x"][4] == "accelerator not mapped (see the unmapped_accelerators check)"
+
+
+def test_a_result_faster_than_the_bf16_peak_is_measured_against_fp8_and_says_why():
+    con = duckdb.connect()
+    build_fixture(con)
+    con.execute("update dim_accelerator set peak_dense_fp8_flops = 1979e12 where accelerator = 'nvidia-h100-sxm-80gb'")
+    # two thirds of its real time: 1.2e9 tokens × 6 × 175e9 / (26/1.5 min × 1024 GPUs) ≈ 1.18e15 FLOP/s > 989e12
+    con.execute("update fct_training_run set time_to_train_minutes = time_to_train_minutes / 1.5 "
+                "where system = 'dgxh100_n128'")
+    from pipelines.lib.warehouse.build import sql_models
+
+    con.execute(f"create or replace table mart_utilization as {sql_models()['mart_utilization']}")
+    precision, source, peak, mfu, reason = _mfu_rows(con)["dgxh100_n128"]
+    assert (precision, source, peak) == ("fp8", "implied_by_throughput", 1979e12)
+    assert mfu == pytest.approx(1.2e9 * 6 * 175e9 / (26.0 / 1.5 * 60 * 1024 * 1979e12)) and mfu < 1
+    evidence = con.execute("select precision_evidence from mart_utilization where system = 'dgxh100_n128'").fetchone()[0]
+    assert "above the dense BF16 peak 9.89e+14" in evidence
+    assert _mfu_rows(con)["dgxh100_n64"][:3] == ("bf16", "default_bf16", 989e12)  # within the BF16 peak: unchanged
+
+
+def test_checks_name_the_rows(tmp_path):
+    """unmapped_accelerators warns and names systems; mfu_at_most_one is an ERROR naming each row."""
+    import dagster as dg
+
+    from pipelines.defs.resources import WarehouseLocation
+    from pipelines.defs.warehouse.checks import (
+        accelerators_without_peak,
+        mfu_at_most_one,
+        unmapped_accelerators,
+    )
+    from pipelines.lib.warehouse.build import sql_models
+
+    con = duckdb.connect(str(tmp_path / "mlperf.duckdb"))
+    build_fixture(con)
+    con.execute("alter table dim_system add column accelerator_mapping varchar")
+    con.execute("update dim_system set accelerator_mapping = case when accelerator is null then 'unmapped' "
+                "else 'mapped' end")
+    con.execute("update fct_training_run set time_to_train_minutes = time_to_train_minutes / 3 "
+                "where system = 'tpu-v5p-2048'")  # three times faster than the peak allows
+    con.execute("update dim_accelerator set peak_dense_bf16_flops = null, note = 'not verified' "
+                "where accelerator = 'google-tpu-trillium'")
+    con.execute(f"create or replace table mart_utilization as {sql_models()['mart_utilization']}")
+    con.close()
+    location = WarehouseLocation(directory=str(tmp_path))
+
+    unmapped = unmapped_accelerators(warehouse_location=location)
+    assert not unmapped.passed and unmapped.severity == dg.AssetCheckSeverity.WARN
+    assert "v4.1 Acme acme-x: 'Acme X1'" in unmapped.description
+    assert unmapped.metadata["unmapped"].value == ["v4.1 Acme acme-x: 'Acme X1'"]
+
+    too_high = mfu_at_most_one(warehouse_location=location)
+    assert not too_high.passed and too_high.severity == dg.AssetCheckSeverity.ERROR
+    assert too_high.metadata["above_one"].value == 1
+    assert too_high.metadata["rows"].value[0].startswith("v4.1 Google tpu-v5p-2048 gpt3: MFU ")
+    assert "BF16 peak (default_bf16)" in too_high.description
+
+    no_peak = accelerators_without_peak(warehouse_location=location)
+    assert not no_peak.passed and no_peak.severity == dg.AssetCheckSeverity.WARN
+    assert no_peak.metadata["without_peak"].value == ["google-tpu-trillium (BF16): 4 results in v4.1; not verified"]
