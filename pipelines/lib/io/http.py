@@ -395,9 +395,9 @@ def fetch_to_file(url: str, dest: Path, *, policy: RetryPolicy = RetryPolicy(),
         previous = _read_meta(dest, url) if dest.is_file() else None
         local = _local_source(url)
         if local is not None:
-            mtime = local.stat().st_mtime
+            before = local.stat()  # taken before reading: a file changed meanwhile is re-read next time
             tmp, sha, size = _stream_to_temp(_read_local(local, url, _Limits.of(policy).max_bytes), dest, lambda: None)
-            etag, last_modified = None, email.utils.formatdate(mtime, usegmt=True)
+            etag, last_modified = None, email.utils.formatdate(before.st_mtime, usegmt=True)
         else:
             own_session = session is None
             http = session or make_session()
@@ -418,6 +418,8 @@ def fetch_to_file(url: str, dest: Path, *, policy: RetryPolicy = RetryPolicy(),
         os.replace(tmp, dest)  # even when unchanged: identical bytes, and dest is certainly intact
         result = FetchResult(dest, changed, sha, size, etag, last_modified, url, _now())
         meta = {k: v for k, v in asdict(result).items() if k not in ("path", "changed")}
+        if local is not None:
+            meta["source_size"], meta["source_mtime_ns"] = before.st_size, before.st_mtime_ns
         meta_tmp, _, _ = _stream_to_temp([json.dumps(meta, indent=2).encode()], _meta_path(dest), lambda: None)
         os.replace(meta_tmp, _meta_path(dest))
         return result
@@ -523,3 +525,36 @@ def check_followed_url(link: str, base_url: str, what: str) -> str:
         raise UnsafeURL(f"{what}: refusing {resolved!r}: host {parts.hostname!r} is not the configured host "
                         f"{base_parts.hostname!r} (add it to MLPERF_ALLOWED_HOSTS to allow a mirror)")
     return resolved
+
+
+def unchanged_upstream(url: str, dest: Path, *, timeout: tuple[float, float] = (5.0, 10.0),
+                       session: requests.Session | None = None) -> bool:
+    """True only when the copy in `dest` (fetched from `url`) is certainly still what `url` serves:
+    a 304 to a conditional GET, or a local file with the recorded size and modification time.
+    Anything else (no copy, a 200, an error) is False: the caller then fetches for real. Reads no
+    body and writes nothing."""
+    url, dest = str(url), Path(dest)
+    previous = _read_meta(dest, url) if dest.is_file() else None
+    if previous is None:
+        return False
+    try:
+        local = _local_source(url)
+        if local is not None:
+            stat = local.stat()
+            return (stat.st_size, stat.st_mtime_ns) == (previous.get("source_size"), previous.get("source_mtime_ns"))
+        headers = {}
+        if previous.get("etag"):
+            headers["If-None-Match"] = previous["etag"]
+        if previous.get("last_modified"):
+            headers["If-Modified-Since"] = previous["last_modified"]
+        if not headers:
+            return False
+        http = session or make_session()
+        try:
+            with http.get(url, headers=headers, stream=True, timeout=timeout, allow_redirects=True) as resp:
+                return resp.status_code == 304
+        finally:
+            if session is None:
+                http.close()
+    except (OSError, FetchError, requests.RequestException):
+        return False
