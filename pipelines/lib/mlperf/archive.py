@@ -13,6 +13,7 @@ with one line. JSON members are read whole, so their limit is smaller.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tarfile
 import zlib
@@ -119,12 +120,11 @@ def read_log_stream(fh: IO[bytes], name: str, max_line: int) -> FilteredLog | st
             buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         end = buffer.rfind(b"\n") + 1  # the complete lines; the rest waits for the next read
         region, carry = buffer[:end], (buffer[end:] + held if chunk else buffer[end:])
-        lines = region.split(b"\n")[:-1]
-        physical += len(lines)
+        physical += region.count(b"\n")
         if config_budget:  # the configuration, printed before run_start, may state the precision
             config, config_budget = _config_lines(region, config_budget)
             kept += config
-        log_lines = [line for line in lines if LOG_TOKEN_PREFIX in line]
+        log_lines = _token_lines(region)
         if log_lines and max(map(len, log_lines)) > max_line:
             return _line_too_long(name, max_line)
         kept += log_lines
@@ -139,19 +139,43 @@ def read_log_stream(fh: IO[bytes], name: str, max_line: int) -> FilteredLog | st
     return FilteredLog(b"\n".join(kept), physical, digest.hexdigest())
 
 
+def _token_lines(region: bytes) -> list[bytes]:
+    """The lines of `region` (complete lines) holding the log token, in order, found by search: most
+    lines of a log are training output, and splitting all of them costs more."""
+    found, find, rfind = [], region.find, region.rfind
+    at = find(LOG_TOKEN_PREFIX)
+    while at >= 0:
+        stop = find(b"\n", at)  # the region ends with a newline
+        found.append(region[rfind(b"\n", 0, at) + 1:stop])
+        at = find(LOG_TOKEN_PREFIX, stop)
+    return found
+
+
+def _token_groups(tokens: tuple[bytes, ...]) -> list[tuple[bytes, tuple[bytes, ...]]]:
+    """Tokens sharing their first two bytes searched as one: (common prefix, tokens)."""
+    groups: dict[bytes, list[bytes]] = {}
+    for token in tokens:
+        groups.setdefault(token[:2], []).append(token)
+    return [(os.path.commonprefix(group), tuple(group)) for group in groups.values()]
+
+
+_CONFIG_GROUPS = _token_groups(CONFIG_TOKENS)  # fp8 and fp4: one pass over the text for "fp"
+
+
 def _config_lines(region: bytes, budget: int) -> tuple[list[bytes], int]:
     """The lines of `region` (complete lines) before `run_start` that hold a precision token and no
     log token, up to `budget` bytes; and the budget left (0 once run_start is reached)."""
     cut = region.find(b"run_start")
     head = (region if cut < 0 else region[:cut]).lower()
     starts = set()
-    for token in CONFIG_TOKENS:
-        at = head.find(token)
+    for prefix, tokens in _CONFIG_GROUPS:
+        at = head.find(prefix)
         while at >= 0:
-            start = head.rfind(b"\n", 0, at) + 1
-            starts.add(start)
-            stop = region.find(b"\n", at)
-            at = head.find(token, stop)
+            if any(head.startswith(token, at) for token in tokens):
+                starts.add(head.rfind(b"\n", 0, at) + 1)
+                at = head.find(prefix, region.find(b"\n", at))  # the next line
+            else:
+                at = head.find(prefix, at + 1)
     found = []
     for start in sorted(starts):
         line = region[start:region.find(b"\n", start)]
