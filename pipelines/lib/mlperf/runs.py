@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import functools
 import statistics
+from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,7 +211,13 @@ def _steady_blocks(blocks: list[_Block], timed: list[tuple], eval_times: list[fl
     reports inside them, and not the first block (warm-up) unless it is the only such block (logs
     that evaluate inside every later block). Without any training-only block: all but the first.
     The flag says whether the blocks returned are training only (beyond the first)."""
-    pure = [i for i, b in enumerate(blocks) if not any(b.start_ms < e < b.stop_ms for e in eval_times)]
+    evals = sorted(eval_times)
+
+    def evaluates(b: _Block) -> bool:  # some eval time strictly inside the block: the first after its start
+        i = bisect_right(evals, b.start_ms)
+        return i < len(evals) and evals[i] < b.stop_ms
+
+    pure = [i for i, b in enumerate(blocks) if not evaluates(b)]
     if pure and pure != [0]:
         return [timed[i] for i in pure if i != 0], True
     if pure and len(blocks) >= 2:  # only the first block trains without evaluating: it is the steady state
@@ -336,7 +343,16 @@ def _samples_to_converge(lines: list[LogLine], benchmark: str | None) -> float |
     return None
 
 
+# Every key the facts below are read from. run_facts works on these lines only (in log order): the
+# rest of a log (per-step stats, weight initialization, one init_start per rank) is most of it.
+_FACT_KEYS = frozenset({
+    "run_start", "run_stop", "global_batch_size", "seed", "submission_benchmark", "block_start",
+    "block_stop", "eval_accuracy", "eval_error", "eval_start", "epoch_start", "epoch_stop",
+})
+
+
 def run_facts(lines: list[LogLine]) -> RunFacts:
+    lines = [line for line in lines if type(line.key) is str and line.key in _FACT_KEYS]
     start, stop = run_start_stop(lines)
     status = gbs = seed = benchmark = None
     for line in lines:
