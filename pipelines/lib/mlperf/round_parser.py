@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import itertools
 import multiprocessing
 import os
+import pickle
 import re
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
@@ -273,19 +275,40 @@ def _score_batch(batch: list[tuple[str, bytes]], round_version: str, rules: Roun
     return out
 
 
-# In a worker process: the round and its rules, handed over once when the worker starts (the rule
-# sets are a few hundred KB: not worth pickling with every batch).
-_WORKER_ROUND: tuple[str, RoundRules] | None = None
+# In a worker process: the round and rules of the batches it scores, unpickled once per round (the
+# pool outlives a round). Every batch carries them pickled: a memory copy of a few hundred KB,
+# which only a worker that has not seen the round yet unpickles.
+_WORKER_ROUND: tuple[str, tuple[str, RoundRules]] | None = None
 
 
-def _start_worker(refresh_pid: int, round_version: str, rules: RoundRules) -> None:
+def _score_worker_batch(batch: list[tuple[str, bytes]], round_key: str, round_blob: bytes) -> list[tuple]:
     global _WORKER_ROUND
-    _WORKER_ROUND = (round_version, rules)
-    die_with_parent(refresh_pid)
+    if _WORKER_ROUND is None or _WORKER_ROUND[0] != round_key:
+        _WORKER_ROUND = (round_key, pickle.loads(round_blob))
+    return _score_batch(batch, *_WORKER_ROUND[1])
 
 
-def _score_worker_batch(batch: list[tuple[str, bytes]]) -> list[tuple]:
-    return _score_batch(batch, *_WORKER_ROUND)
+# One pool per refresh process, started by the first round that needs it and kept for the next ones
+# (starting workers costs more than scoring a small round).
+_POOL: tuple[int, int, ProcessPoolExecutor] | None = None  # (owner pid, workers, pool)
+_ROUND_KEYS = itertools.count()
+
+
+def _shared_pool(workers: int) -> ProcessPoolExecutor:
+    global _POOL
+    if _POOL is not None:
+        pid, count, pool = _POOL
+        if pid == os.getpid() and count == workers and not getattr(pool, "_broken", False):
+            return pool
+        if pid == os.getpid():
+            pool.shutdown(wait=False, cancel_futures=True)
+        _POOL = None
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    # Workers exit when this process dies, not minutes later when their batch is done.
+    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),))
+    _POOL = (os.getpid(), workers, pool)
+    return pool
 
 
 def die_with_parent(refresh_pid: int) -> None:
@@ -334,11 +357,9 @@ class ResultScorer:
             workers = int(os.environ.get("MLPERF_PARSE_WORKERS") or min(os.cpu_count() or 1, 4))
         self.pool = None
         if workers > 1 and not small:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload([__name__])
-            # Workers exit when this process dies, not minutes later when their batch is done.
-            self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker,
-                                            initargs=(os.getpid(), round_version, rules))
+            self.pool = _shared_pool(workers)
+            self.round_key = f"{os.getpid()}-{next(_ROUND_KEYS)}"
+            self.round_blob = pickle.dumps((round_version, rules), protocol=pickle.HIGHEST_PROTOCOL)
         self.batch: list[tuple[str, bytes]] = []
         self.batch_bytes = 0
         self.pending: deque = deque()
@@ -348,8 +369,17 @@ class ResultScorer:
         return self
 
     def __exit__(self, *exc):
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+        # The pool stays for the next round; a round that failed part-way leaves nothing queued on it
+        # and waits for the batches already running.
+        for future, _ in self.pending:
+            future.cancel()
+        for future, _ in self.pending:
+            if not future.cancelled():
+                try:
+                    future.exception()
+                except BaseException:  # cancelled meanwhile, or the pool broke: nothing to wait for
+                    pass
+        self.pending.clear()
 
     def submit(self, path: str, data: bytes) -> None:
         self.batch.append((path, data))
@@ -364,7 +394,8 @@ class ResultScorer:
         if self.pool is None:
             self.done.extend(_score_batch(batch, *self.args))
             return
-        self.pending.append((self.pool.submit(_score_worker_batch, batch), sum(len(d) for _, d in batch)))
+        self.pending.append((self.pool.submit(_score_worker_batch, batch, self.round_key, self.round_blob),
+                             sum(len(d) for _, d in batch)))
         while len(self.pending) > self.IN_FLIGHT or sum(n for _, n in self.pending) > self.IN_FLIGHT_BYTES:
             self.done.extend(self.pending.popleft()[0].result())
 
