@@ -191,7 +191,7 @@ def token_lines(data: bytes, token: bytes) -> tuple[list[str], int]:
 def parse_log(data: bytes, fmt: LogFormat) -> ParsedLog:
     lines, total = token_lines(data, fmt.token)
     if fmt is MLLOG:
-        parsed = _parse_mllog_lines(lines)
+        parsed = _parse_mllog_lines(lines, _most_brackets_in_a_line(data))
         if parsed is not None:
             return ParsedLog(parsed, [], total)
     parsed: list[LogLine] = []
@@ -206,7 +206,15 @@ def parse_log(data: bytes, fmt: LogFormat) -> ParsedLog:
     return ParsedLog(parsed, errors, total)
 
 
-def _parse_mllog_lines(lines: list[str]) -> list[LogLine] | None:
+_NOT_BRACKET_OR_NEWLINE = bytes(c for c in range(256) if c not in b"[{\n")
+
+
+def _most_brackets_in_a_line(data: bytes) -> int:
+    """The most opening brackets on one line of `data`, at C speed: a bound for every token line."""
+    return max(map(len, data.translate(None, _NOT_BRACKET_OR_NEWLINE).split(b"\n")), default=0)
+
+
+def _parse_mllog_lines(lines: list[str], most_brackets: int | None = None) -> list[LogLine] | None:
     """`_MllogFormat.parse_line` over every line at once, for logs where every line parses (nearly
     all): the JSON of all lines in one pass at C speed. None as soon as any line is not the plain
     case (no `:::MLLOG ` start, more than 32 brackets, JSON orjson refuses, a `time_ms` that is not
@@ -214,7 +222,8 @@ def _parse_mllog_lines(lines: list[str]) -> list[LogLine] | None:
     result is the same either way."""
     start = ":::MLLOG "
     payloads = [line[9:] for line in lines]
-    if max(map(add, map(str.count, payloads, repeat("[")), map(str.count, payloads, repeat("{"))), default=0) > 32:
+    if (most_brackets is None or most_brackets > 32) and max(
+            map(add, map(str.count, payloads, repeat("[")), map(str.count, payloads, repeat("{"))), default=0) > 32:
         return None  # a line that `loads` would check for depth
     try:
         objects = list(map(orjson.loads, payloads))
