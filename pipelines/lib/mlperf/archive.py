@@ -13,7 +13,6 @@ with one line. JSON members are read whole, so their limit is smaller.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import tarfile
 import zlib
@@ -31,7 +30,7 @@ except ImportError:  # pragma: no cover
 
 from ..limits import human, limit
 from .mllog import LOG_TOKEN_PREFIX, FilteredLog
-from .precision import CONFIG_TOKENS
+from .precision import config_line_starts
 
 
 class ArchiveError(Exception):
@@ -159,33 +158,13 @@ def _token_lines(region: bytes) -> list[bytes]:
     return found
 
 
-def _token_groups(tokens: tuple[bytes, ...]) -> list[tuple[bytes, tuple[bytes, ...]]]:
-    """Tokens sharing their first two bytes searched as one: (common prefix, tokens)."""
-    groups: dict[bytes, list[bytes]] = {}
-    for token in tokens:
-        groups.setdefault(token[:2], []).append(token)
-    return [(os.path.commonprefix(group), tuple(group)) for group in groups.values()]
-
-
-_CONFIG_GROUPS = _token_groups(CONFIG_TOKENS)  # fp8 and fp4: one pass over the text for "fp"
-
-
 def _config_lines(region: bytes, budget: int) -> tuple[list[bytes], int]:
     """The lines of `region` (complete lines) before `run_start` that hold a precision token and no
     log token, up to `budget` bytes; and the budget left (0 once run_start is reached)."""
     cut = region.find(b"run_start")
     head = (region if cut < 0 else region[:cut]).lower()
-    starts = set()
-    for prefix, tokens in _CONFIG_GROUPS:
-        at = head.find(prefix)
-        while at >= 0:
-            if any(head.startswith(token, at) for token in tokens):
-                starts.add(head.rfind(b"\n", 0, at) + 1)
-                at = head.find(prefix, region.find(b"\n", at))  # the next line
-            else:
-                at = head.find(prefix, at + 1)
     found = []
-    for start in sorted(starts):
+    for start in sorted(config_line_starts(head)):
         line = region[start:region.find(b"\n", start)]
         if LOG_TOKEN_PREFIX not in line and len(line) <= budget:
             found.append(line)
