@@ -11,7 +11,7 @@ import pickle
 import re
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -103,26 +103,30 @@ def _number(value):
 
 
 def add_events(events: dict[str, list], run_file: str, lines) -> None:
+    (add_file, add_lineno, add_time, add_key, add_value, add_epoch, add_first_epoch, add_epoch_count,
+     add_samples, add_status) = (events[c].append for c in EVENT_COLUMNS)
     seen_init_start = False
     for line in lines:
-        if line.key not in EVENT_KEYS:
+        key = line.key
+        if key not in EVENT_KEYS:
             continue
-        if line.key == "init_start":  # every rank logs it; the first one starts the timeline
+        if key == "init_start":  # every rank logs it; the first one starts the timeline
             if seen_init_start:
                 continue
             seen_init_start = True
         value = line.value if isinstance(line.value, dict) else {}
         md = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
-        events["run_file"].append(run_file)
-        events["lineno"].append(line.lineno)
-        events["time_ms"].append(line.time_ms)
-        events["key"].append(line.key)
-        events["value"].append(_number(value.get("value")))
-        events["epoch_num"].append(_number(md.get("epoch_num")))
-        events["first_epoch_num"].append(_number(md.get("first_epoch_num")))
-        events["epoch_count"].append(_number(md.get("epoch_count")))
-        events["samples_count"].append(_number(md.get("samples_count")))
-        events["status"].append(md.get("status") if isinstance(md.get("status"), str) else None)
+        add_file(run_file)
+        add_lineno(line.lineno)
+        add_time(line.time_ms)
+        add_key(key)
+        add_value(_number(value.get("value")))
+        add_epoch(_number(md.get("epoch_num")))
+        add_first_epoch(_number(md.get("first_epoch_num")))
+        add_epoch_count(_number(md.get("epoch_count")))
+        add_samples(_number(md.get("samples_count")))
+        status = md.get("status")
+        add_status(status if isinstance(status, str) else None)
 
 
 def _drop_reason(lines, parse_errors: int, ruleset: RuleSet | None, facts) -> tuple[str | None, frozenset[str]]:
@@ -162,7 +166,7 @@ def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[s
     minutes = None
     if facts.run_start_ms is not None and facts.run_stop_ms is not None:
         minutes = (facts.run_stop_ms - facts.run_start_ms) / 60.0 / 1000.0
-    row = asdict(facts)
+    row = dict(vars(facts))  # asdict without its deep copy: every field is a number, a string or None
     row.update(precision_logged=precision_logged, precision_evidence=precision_evidence)
     row.update(
         passed_compliance=not (drop_reason or "").startswith("compliance:"),
