@@ -196,8 +196,9 @@ def iter_members(path: Path) -> Iterator[Member]:
     max_member, max_json = limit("max_member_bytes"), limit("max_json_member_bytes")
     max_total, max_line = limit("max_archive_total_bytes"), limit("max_line_bytes")
     try:
-        # "r:gz", not the stream mode "r|gz": skipping a refused member then costs a bounded-memory
-        # seek through the gzip stream (1 GiB of zeros: seconds) instead of quadratic re-buffering (minutes).
+        # A seekable gzip file ("r:gz", or "r:" over ISA-L's), not the stream mode "r|gz": skipping a refused
+        # member then costs a bounded-memory seek through the gzip stream (1 GiB of zeros: seconds) instead of
+        # quadratic re-buffering (minutes).
         with _open_tar(path) as tar:
             for info in tar:
                 if len(tar.members) > 10_000:  # tarfile remembers every header; millions of tiny members add up
