@@ -161,8 +161,9 @@ class _Run:
         at_least_one: dict[str, int] = {}
         submission_seen: set[str] = set()
         first_seen: set[str] = set()
+        get_rule, message = rules.get, self.message
         for line in lines:
-            rule = rules.get(line.key)
+            rule = get_rule(line.key)
             if rule is None:
                 continue
             try:
@@ -170,10 +171,26 @@ class _Run:
             except Exception:
                 continue  # upstream treats a value it cannot index as an unknown key
             if line.key not in submission_seen:  # stays empty before 2.1: every line runs the checks
-                self.execute(line, rule.pre, state, "PRE")
+                # self.execute and self.check, inlined: this loop runs for most lines of every log
+                if rule.pre is not None:
+                    try:
+                        exec(rule.pre, state, {"ll": line, "v": line.value})
+                    except Exception:
+                        message(f"Failed executing PRE code for '{line.key}' in line {line.lineno}", line.key)
                 if rule.checks:
-                    self.check(line, rule.checks, state)
-                self.execute(line, rule.post, state, "POST")
+                    local = {"ll": line, "v": line.value}
+                    for source, code in rule.checks:
+                        try:
+                            if not eval(code, state, local):
+                                message(f"CHECK for '{line.key}' failed in line {line.lineno}: {source.strip()}", line.key)
+                        except Exception:
+                            message(f"Failed executing CHECK code for '{line.key}' in line {line.lineno}: {source.strip()}",
+                                    line.key)
+                if rule.post is not None:
+                    try:
+                        exec(rule.post, state, {"ll": line, "v": line.value})
+                    except Exception:
+                        message(f"Failed executing POST code for '{line.key}' in line {line.lineno}", line.key)
             if rule.first_checks and self.semantics.first_check and line.key not in first_seen:
                 first_seen.add(line.key)
                 self.check(line, rule.first_checks, state)

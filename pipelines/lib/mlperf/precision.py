@@ -18,6 +18,7 @@ Plain functions, no Dagster.
 
 from __future__ import annotations
 
+import os
 import re
 
 # Start of a log line: an optional rank prefix ("  3: ") and shell trace ("+ ").
@@ -53,6 +54,34 @@ _LOG_RULES: list[tuple[str, re.Pattern[bytes]]] = [
 CONFIG_TOKENS = (b"fp8", b"fp4", b"precision")
 
 
+def _token_groups(tokens: tuple[bytes, ...]) -> list[tuple[bytes, tuple[bytes, ...]]]:
+    """Tokens sharing their first two bytes searched as one: (common prefix, tokens)."""
+    groups: dict[bytes, list[bytes]] = {}
+    for token in tokens:
+        groups.setdefault(token[:2], []).append(token)
+    return [(os.path.commonprefix(group), tuple(group)) for group in groups.values()]
+
+
+_CONFIG_GROUPS = _token_groups(CONFIG_TOKENS)  # fp8 and fp4: one pass over the text for "fp"
+
+
+def config_line_starts(lowered: bytes) -> set[int]:
+    """Where the lines of `lowered` (lower-cased text) that hold a CONFIG_TOKEN start."""
+    starts = set()
+    for prefix, tokens in _CONFIG_GROUPS:
+        at = lowered.find(prefix)
+        while at >= 0:
+            if any(lowered.startswith(token, at) for token in tokens):
+                starts.add(lowered.rfind(b"\n", 0, at) + 1)
+                end = lowered.find(b"\n", at)
+                if end < 0:
+                    break
+                at = lowered.find(prefix, end)  # the next line
+            else:
+                at = lowered.find(prefix, at + 1)
+    return starts
+
+
 def _candidate_lines(data: bytes) -> list[bytes]:
     """The lines holding a token before the run starts, in file order, each once.
 
@@ -62,16 +91,11 @@ def _candidate_lines(data: bytes) -> list[bytes]:
     run_start = data.find(b"run_start")
     head = data if run_start < 0 else data[:run_start]
     lowered = head.lower()
-    spans = set()
-    for token in CONFIG_TOKENS:
-        at = lowered.find(token)
-        while at >= 0:
-            start = lowered.rfind(b"\n", 0, at) + 1
-            end = lowered.find(b"\n", at)
-            end = len(lowered) if end < 0 else end
-            spans.add((start, end))
-            at = lowered.find(token, end)
-    return [head[start:end] for start, end in sorted(spans)]
+    out = []
+    for start in sorted(config_line_starts(lowered)):
+        end = lowered.find(b"\n", start)
+        out.append(head[start:len(lowered) if end < 0 else end])
+    return out
 
 
 def log_precision(data: bytes) -> tuple[str | None, str | None]:

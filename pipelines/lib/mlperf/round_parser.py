@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
+import itertools
 import multiprocessing
 import os
+import pickle
 import re
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -113,26 +116,30 @@ def _number(value):
 
 
 def add_events(events: dict[str, list], run_file: str, lines) -> None:
+    (add_file, add_lineno, add_time, add_key, add_value, add_epoch, add_first_epoch, add_epoch_count,
+     add_samples, add_status) = (events[c].append for c in EVENT_COLUMNS)
     seen_init_start = False
     for line in lines:
-        if line.key not in EVENT_KEYS:
+        key = line.key
+        if key not in EVENT_KEYS:
             continue
-        if line.key == "init_start":  # every rank logs it; the first one starts the timeline
+        if key == "init_start":  # every rank logs it; the first one starts the timeline
             if seen_init_start:
                 continue
             seen_init_start = True
         value = line.value if isinstance(line.value, dict) else {}
         md = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
-        events["run_file"].append(run_file)
-        events["lineno"].append(line.lineno)
-        events["time_ms"].append(line.time_ms)
-        events["key"].append(line.key)
-        events["value"].append(_number(value.get("value")))
-        events["epoch_num"].append(_number(md.get("epoch_num")))
-        events["first_epoch_num"].append(_number(md.get("first_epoch_num")))
-        events["epoch_count"].append(_number(md.get("epoch_count")))
-        events["samples_count"].append(_number(md.get("samples_count")))
-        events["status"].append(md.get("status") if isinstance(md.get("status"), str) else None)
+        add_file(run_file)
+        add_lineno(line.lineno)
+        add_time(line.time_ms)
+        add_key(key)
+        add_value(_number(value.get("value")))
+        add_epoch(_number(md.get("epoch_num")))
+        add_first_epoch(_number(md.get("first_epoch_num")))
+        add_epoch_count(_number(md.get("epoch_count")))
+        add_samples(_number(md.get("samples_count")))
+        status = md.get("status")
+        add_status(status if isinstance(status, str) else None)
 
 
 def _drop_reason(lines, parse_errors: int, ruleset: RuleSet | None, facts) -> tuple[str | None, frozenset[str]]:
@@ -172,7 +179,7 @@ def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[s
     minutes = None
     if facts.run_start_ms is not None and facts.run_stop_ms is not None:
         minutes = (facts.run_stop_ms - facts.run_start_ms) / 60.0 / 1000.0
-    row = asdict(facts)
+    row = dict(vars(facts))  # asdict without its deep copy: every field is a number, a string or None
     row.update(precision_logged=precision_logged, precision_evidence=precision_evidence)
     row.update(
         passed_compliance=not (drop_reason or "").startswith("compliance:"),
@@ -266,30 +273,59 @@ def _add_run(tables: RoundTables, round_version: str, path: str, row: dict, even
 
 
 def _score_batch(batch: list[tuple[str, bytes]], round_version: str, rules: RoundRules) -> list[tuple]:
-    out = []
-    for path, data in batch:
-        events = {c: [] for c in EVENT_COLUMNS}
-        row = score_run(data, round_version, rules, events, path)
-        # the file as published (hashed while the archive was read), to spot it again
-        row["log_sha256"] = getattr(data, "sha256", None) or hashlib.sha256(data).hexdigest()
-        row["log_format"] = log_format(data)
-        out.append((path, row, events))
+    # A log is parsed into ~10^5 small objects with no reference cycles, freed as soon as the log is
+    # scored: the cycle collector would only walk them again and again. It runs once per batch.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        out = []
+        for path, data in batch:
+            events = {c: [] for c in EVENT_COLUMNS}
+            row = score_run(data, round_version, rules, events, path)
+            # the file as published (hashed while the archive was read), to spot it again
+            row["log_sha256"] = getattr(data, "sha256", None) or hashlib.sha256(data).hexdigest()
+            row["log_format"] = log_format(data)
+            out.append((path, row, events))
+    finally:
+        if collecting:
+            gc.enable()
     return out
 
 
-# In a worker process: the round and its rules, handed over once when the worker starts (the rule
-# sets are a few hundred KB: not worth pickling with every batch).
-_WORKER_ROUND: tuple[str, RoundRules] | None = None
+# In a worker process: the round and rules of the batches it scores, unpickled once per round (the
+# pool outlives a round). Every batch carries them pickled: a memory copy of a few hundred KB,
+# which only a worker that has not seen the round yet unpickles.
+_WORKER_ROUND: tuple[str, tuple[str, RoundRules]] | None = None
 
 
-def _start_worker(refresh_pid: int, round_version: str, rules: RoundRules) -> None:
+def _score_worker_batch(batch: list[tuple[str, bytes]], round_key: str, round_blob: bytes) -> list[tuple]:
     global _WORKER_ROUND
-    _WORKER_ROUND = (round_version, rules)
-    die_with_parent(refresh_pid)
+    if _WORKER_ROUND is None or _WORKER_ROUND[0] != round_key:
+        _WORKER_ROUND = (round_key, pickle.loads(round_blob))
+    return _score_batch(batch, *_WORKER_ROUND[1])
 
 
-def _score_worker_batch(batch: list[tuple[str, bytes]]) -> list[tuple]:
-    return _score_batch(batch, *_WORKER_ROUND)
+# One pool per refresh process, started by the first round that needs it and kept for the next ones
+# (starting workers costs more than scoring a small round).
+_POOL: tuple[int, int, ProcessPoolExecutor] | None = None  # (owner pid, workers, pool)
+_ROUND_KEYS = itertools.count()
+
+
+def _shared_pool(workers: int) -> ProcessPoolExecutor:
+    global _POOL
+    if _POOL is not None:
+        pid, count, pool = _POOL
+        if pid == os.getpid() and count == workers and not getattr(pool, "_broken", False):
+            return pool
+        if pid == os.getpid():
+            pool.shutdown(wait=False, cancel_futures=True)
+        _POOL = None
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    # Workers exit when this process dies, not minutes later when their batch is done.
+    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),))
+    _POOL = (os.getpid(), workers, pool)
+    return pool
 
 
 def die_with_parent(refresh_pid: int) -> None:
@@ -338,11 +374,9 @@ class ResultScorer:
             workers = int(os.environ.get("MLPERF_PARSE_WORKERS") or min(os.cpu_count() or 1, 4))
         self.pool = None
         if workers > 1 and not small:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload([__name__])
-            # Workers exit when this process dies, not minutes later when their batch is done.
-            self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker,
-                                            initargs=(os.getpid(), round_version, rules))
+            self.pool = _shared_pool(workers)
+            self.round_key = f"{os.getpid()}-{next(_ROUND_KEYS)}"
+            self.round_blob = pickle.dumps((round_version, rules), protocol=pickle.HIGHEST_PROTOCOL)
         self.batch: list[tuple[str, bytes]] = []
         self.batch_bytes = 0
         self.pending: deque = deque()
@@ -352,8 +386,17 @@ class ResultScorer:
         return self
 
     def __exit__(self, *exc):
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+        # The pool stays for the next round; a round that failed part-way leaves nothing queued on it
+        # and waits for the batches already running.
+        for future, _ in self.pending:
+            future.cancel()
+        for future, _ in self.pending:
+            if not future.cancelled():
+                try:
+                    future.exception()
+                except BaseException:  # cancelled meanwhile, or the pool broke: nothing to wait for
+                    pass
+        self.pending.clear()
 
     def submit(self, path: str, data: bytes) -> None:
         self.batch.append((path, data))
@@ -368,7 +411,8 @@ class ResultScorer:
         if self.pool is None:
             self.done.extend(_score_batch(batch, *self.args))
             return
-        self.pending.append((self.pool.submit(_score_worker_batch, batch), sum(len(d) for _, d in batch)))
+        self.pending.append((self.pool.submit(_score_worker_batch, batch, self.round_key, self.round_blob),
+                             sum(len(d) for _, d in batch)))
         while len(self.pending) > self.IN_FLIGHT or sum(n for _, n in self.pending) > self.IN_FLIGHT_BYTES:
             self.done.extend(self.pending.popleft()[0].result())
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import functools
 import statistics
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from pipelines.lib.mlperf.mllog import LogLine
@@ -156,10 +157,14 @@ def _block_work(blocks: list[_Block]) -> tuple[list[float | None], str | None]:
     return [None] * len(blocks), None
 
 
+def _progress_field(benchmark: str | None) -> str:
+    return "samples_count" if benchmark in _SAMPLE_COUNTED or benchmark == "stable_diffusion" else "epoch_num"
+
+
 def _eval_progress(lines: list[LogLine], benchmark: str | None) -> list[tuple[float, float]]:
     """(time, progress) at each eval during the run, in the log's progress counter; one point per
     progress value. Evals logged after run_stop (offline evaluation) carry no training time."""
-    field = "samples_count" if benchmark in _SAMPLE_COUNTED or benchmark == "stable_diffusion" else "epoch_num"
+    field = _progress_field(benchmark)
     start, stop = run_start_stop(lines)
     points: dict[float, float] = {}
     for line in lines:
@@ -210,7 +215,13 @@ def _steady_blocks(blocks: list[_Block], timed: list[tuple], eval_times: list[fl
     reports inside them, and not the first block (warm-up) unless it is the only such block (logs
     that evaluate inside every later block). Without any training-only block: all but the first.
     The flag says whether the blocks returned are training only (beyond the first)."""
-    pure = [i for i, b in enumerate(blocks) if not any(b.start_ms < e < b.stop_ms for e in eval_times)]
+    evals = sorted(eval_times)
+
+    def evaluates(b: _Block) -> bool:  # some eval time strictly inside the block: the first after its start
+        i = bisect_right(evals, b.start_ms)
+        return i < len(evals) and evals[i] < b.stop_ms
+
+    pure = [i for i, b in enumerate(blocks) if not evaluates(b)]
     if pure and pure != [0]:
         return [timed[i] for i in pure if i != 0], True
     if pure and len(blocks) >= 2:  # only the first block trains without evaluating: it is the steady state
@@ -252,12 +263,16 @@ def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) 
     Otherwise NULL, with the reason.
     """
     benchmark = _LOGGED_ALIASES.get(benchmark, benchmark)
+    return _throughput(lines, benchmark, _eval_progress(lines, benchmark))
+
+
+def _throughput(lines: list[LogLine], benchmark: str | None, evals: list[tuple[float, float]]) -> Throughput:
+    """steady_state_throughput for a benchmark name already resolved, given its evals' progress."""
     convergence_unit, samples_per_epoch = _benchmark_counting().get(benchmark or "", (None, None))
     if convergence_unit is None:  # its unit is unknown: no figure rather than one in an unknown unit
         return Throughput(None, None, None, f"benchmark {benchmark!r} (submission_benchmark) is not in benchmarks.csv")
     counts_epochs = convergence_unit == "epochs"
     blocks = _blocks(lines)
-    evals = _eval_progress(lines, benchmark)
     block_unit = _counted_in([_number(b.start_md.get("epoch_count")) for b in blocks], counts_epochs, samples_per_epoch)
     eval_unit = _counted_in([p for _, p in evals], counts_epochs, samples_per_epoch)
     evals_in = eval_unit
@@ -336,7 +351,16 @@ def _samples_to_converge(lines: list[LogLine], benchmark: str | None) -> float |
     return None
 
 
+# Every key the facts below are read from. run_facts works on these lines only (in log order): the
+# rest of a log (per-step stats, weight initialization, one init_start per rank) is most of it.
+_FACT_KEYS = frozenset({
+    "run_start", "run_stop", "global_batch_size", "seed", "submission_benchmark", "block_start",
+    "block_stop", "eval_accuracy", "eval_error", "eval_start", "epoch_start", "epoch_stop",
+})
+
+
 def run_facts(lines: list[LogLine]) -> RunFacts:
+    lines = [line for line in lines if type(line.key) is str and line.key in _FACT_KEYS]
     start, stop = run_start_stop(lines)
     status = gbs = seed = benchmark = None
     for line in lines:
@@ -350,7 +374,11 @@ def run_facts(lines: list[LogLine]) -> RunFacts:
         elif key == "submission_benchmark" and benchmark is None:
             benchmark = _value(line)
     logged = benchmark if isinstance(benchmark, str) else None
-    throughput = steady_state_throughput(lines, logged)
+    resolved = _LOGGED_ALIASES.get(logged, logged)
+    evals = _eval_progress(lines, resolved)
+    throughput = _throughput(lines, resolved, evals)
+    if _progress_field(logged) != _progress_field(resolved):
+        evals = _eval_progress(lines, logged)
     return RunFacts(
         run_start_ms=start,
         run_stop_ms=stop,
@@ -364,6 +392,6 @@ def run_facts(lines: list[LogLine]) -> RunFacts:
         throughput_counting=throughput.counting,
         progress_counted_in=throughput.evals_counted_in,
         throughput_null_reason=throughput.null_reason,
-        progress_offset=progress_offset(lines, _eval_progress(lines, logged)),
+        progress_offset=progress_offset(lines, evals),
     )
 
