@@ -19,7 +19,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
-from itertools import count, repeat
+from itertools import repeat
 from operator import add, itemgetter
 
 import orjson
