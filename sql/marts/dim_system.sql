@@ -1,3 +1,8 @@
+-- model: dim_system
+-- kind: table
+-- grain: round, submitter, system
+-- depends on: stg_mlperf_systems, raw_mlperf_accelerator_map
+-- description: Systems of every round, with the accelerator key of dim_accelerator.
 -- Systems of every round, keyed by (round, submitter, system); `system` is the file stem,
 -- equal to the results folder name.
 select

@@ -1,7 +1,10 @@
+-- model: mart_cost_to_train
+-- kind: table
+-- grain: round, submitter, system, benchmark, provider, sku, region, pricing_model
+-- depends on: fct_training_result, dim_system, fct_cloud_price_current, raw_cloud_provider_seed
+-- description: What one official training run costs at each current price option of its accelerator.
 -- What one official training run costs at each current price option of the system's accelerator:
 -- score (hours) × accelerator count × price per accelerator-hour.
--- Grain: one row per scored result and price option (provider, sku, region, pricing_model).
--- Inputs: fct_training_result, dim_system, fct_cloud_price_current, raw_cloud_provider_seed.
 -- Where a price came from (`price_source`): a provider's own API beats the curated list, which beats
 -- the SkyPilot catalog, per provider, accelerator and pricing model; so a catalog row never replaces
 -- an API row and no result is costed twice by one provider for one offer.

@@ -17,7 +17,7 @@ from pipelines.lib.prices.catalog import (
 from pipelines.lib.prices.clouds import cloud_of_submitter, is_native_cloud
 from pipelines.lib.prices.fetch import PriceFetchError, fetch_catalog
 from pipelines.lib.reference.seeds import load_seeds
-from pipelines.lib.warehouse.build import model_order, sql_models
+from pipelines.lib.warehouse.models import load_models, model_order
 from schemas.prices import CloudPriceRow, PriceQuarantineRow
 from support.http_server import LoopbackServer, Reply
 from support.price_site import (
@@ -208,9 +208,9 @@ def marts():
         con.execute("insert into fct_training_result values (?, ?, ?, 'gpt3', 'closed', 'available', ?, ?)",
                     [rnd, sub, system, n, minutes])
     load_seeds(con)
-    models = {k: v for k, v in sql_models().items() if k in ("mart_cost_to_train", "mart_cost_to_train_coverage")}
+    models = {k: v for k, v in load_models().items() if k in ("mart_cost_to_train", "mart_cost_to_train_coverage")}
     for name in model_order(models):
-        con.execute(f"create table {name} as {models[name]}")
+        con.execute(f"create table {name} as {models[name].sql}")
     yield con
     con.close()
 
@@ -236,11 +236,10 @@ def test_api_beats_list_beats_catalog_and_no_offer_is_costed_twice(marts):
     assert h100[("azure", "api")]["price_per_accelerator_hour_usd"] == pytest.approx(12.29)
     assert not any(r["is_native_cloud"] for r in h100.values())
     assert (h100[("azure", "api")]["provider_kind"], h100[("lambda", "catalog")]["provider_kind"]) == ("hyperscaler", "neocloud")
-    for path in ("mart_cost_to_train_unique", "mart_cost_to_train_one_source", "mart_cost_to_train_native_tpu",
-                 "mart_cost_to_train_positive", "cost_coverage_explained"):
-        from pipelines.lib.warehouse.build import SQL_DIR
+    from tests.support.marts import sql_test_failures
 
-        assert marts.execute((SQL_DIR / "tests" / f"{path}.sql").read_text()).fetchall() == [], path
+    # the generated grain tests (mart_cost_to_train_unique, ...) and every file of sql/tests on the two marts
+    assert sql_test_failures(marts, {"mart_cost_to_train", "mart_cost_to_train_coverage"}) == []
 
 
 def test_coverage_says_why_results_have_no_cost(marts):

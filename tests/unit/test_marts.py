@@ -14,7 +14,7 @@ import pytest
 
 from pipelines.lib.prices import clouds
 from pipelines.lib.report import metrics
-from pipelines.lib.warehouse.build import sql_models
+from pipelines.lib.warehouse.models import load_models
 from support.marts import RESULTS, TOKENS, build_fixture, mart_test_failures
 
 
@@ -180,7 +180,7 @@ def test_scaling_families_compare_like_with_like(con):
                         "? as system, 'llama2_70b_lora' as benchmark, ? as run_file, true as scored, "
                         "? as steady_state_throughput, 'sequences/s' as throughput_unit, "
                         "? as throughput_check_reason", [system, f"{system}/result_{i}.txt", thr, reason])
-    con.execute(f"create or replace table mart_scaling_efficiency as {sql_models()['mart_scaling_efficiency']}")
+    con.execute(f"create or replace table mart_scaling_efficiency as {load_models()['mart_scaling_efficiency'].sql}")
     assert mart_test_failures(con) == []
     got = {r["system"]: r for r in rows(con, "select * from mart_scaling_efficiency where round = 'v5.0'")}
     assert len(got) == len(family)
