@@ -9,7 +9,7 @@ import duckdb
 from pipelines.lib.reference.seeds import load_seeds
 from pipelines.lib.warehouse.models import grain_test_sql, load_models, load_tests, model_order
 
-MY_MODELS = ("dim_benchmark", "mart_scaling_efficiency", "mart_cost_to_train", "mart_utilization")
+MY_MODELS = ("dim_benchmark", "int_submitter_cloud", "mart_scaling_efficiency", "mart_cost_to_train", "mart_utilization")
 TOKENS = 1.2e9  # gpt3 converges in ~1.2e9 tokens (its RCP unit)
 
 # (submitter, system, accelerator, count, score_minutes, mean throughput) — all v4.1, gpt3, closed
@@ -123,9 +123,17 @@ def build_fixture(con: duckdb.DuckDBPyConnection) -> None:
                           "dim_accelerator": accelerators, "fct_cloud_price_current": prices}.items():
         _create(con, name, records)
     load_seeds(con)
+    submitters_of(con)
     models = {name: model for name, model in load_models().items() if name in MY_MODELS}
     for name in model_order(models):
         con.execute(f"create or replace table {name} as {models[name].sql}")
+
+
+def submitters_of(con: duckdb.DuckDBPyConnection) -> None:
+    """The staging tables int_submitter_cloud reads, as far as it reads them (the submitters), from
+    the hand-made dim_system and fct_training_result."""
+    con.execute("create or replace table stg_mlperf_systems as select distinct submitter from dim_system")
+    con.execute("create or replace table stg_mlperf_runs as select distinct submitter from fct_training_result")
 
 
 def mart_test_failures(con: duckdb.DuckDBPyConnection) -> list[str]:
