@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import duckdb
 
 from pipelines.lib.reference.seeds import load_seeds
