@@ -1,5 +1,8 @@
--- Grain: one row per (round, submitter, system, benchmark, rules_basis).
--- Inputs: int_run_scoring, stg_mlperf_scaling.
+-- model: int_result_score
+-- kind: table
+-- grain: round, submitter, system, benchmark, rules_basis
+-- depends on: int_run_scoring, stg_mlperf_scaling
+-- description: The official score of each result under each rule basis (published, current).
 -- The official score under each rule basis: the olympic mean of the runs that count, in minutes,
 -- times the benchmark folder's scaling.json factor (as published); NULL, with the reason, where
 -- the official summarizer prints no score.

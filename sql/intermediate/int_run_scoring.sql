@@ -1,10 +1,14 @@
--- Grain: one row per (result file, rules_basis).
--- Inputs: stg_mlperf_runs.
+-- model: int_run_scoring
+-- kind: table
+-- grain: round, run_file, rules_basis
+-- depends on: stg_mlperf_runs, dim_benchmark
+-- description: Whether each run counts toward its result's score, under each rule basis.
 -- Whether each run counts toward its result's score, under two rule bases:
 --   'published' — the round's own mlcommons/logging release (the score as MLCommons published it),
 --   'current'   — today's pinned mlperf-logging package.
 -- The official olympic mean: drop the `max_dropped` fastest runs, and as many of the slowest as
--- were not already dropped by the rules (unet3d drops four of each, every other benchmark one).
+-- were not already dropped by the rules; `max_dropped` is dim_benchmark.olympic_runs_dropped (one
+-- benchmark drops more: see pipelines/lib/reference/benchmarks.csv), one for a benchmark it lacks.
 with verdicts as (
     select round, submitter, system, benchmark, run_file, time_to_train_minutes,
         'published' as rules_basis, drop_reason
@@ -17,10 +21,11 @@ with verdicts as (
 
 runs as (
     select
-        *,
+        verdicts.*,
         drop_reason is null as scored,
-        case when benchmark = 'unet3d' then 4 else 1 end as max_dropped
+        coalesce(b.olympic_runs_dropped, 1) as max_dropped
     from verdicts
+    left join dim_benchmark as b using (benchmark)
 ),
 
 ranked as (

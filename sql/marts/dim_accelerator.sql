@@ -1,8 +1,13 @@
+-- model: dim_accelerator
+-- kind: table
+-- grain: accelerator
+-- depends on: raw_accelerator_seed, raw_mlperf_accelerator_map
+-- description: One row per accelerator: vendor, memory and dense peak FLOP/s, each with its source.
 -- One row per accelerator: the reference rows of accelerators.csv (vendor, memory, peak dense BF16
 -- and FP8 FLOP/s per accelerator, each with its source) plus one row per key the naming rule
 -- derived for a model we hold no reference row for (e.g. a new `amd-mi4xx`): those have NULL
 -- peaks, and the `accelerators_without_peak` check names them.
--- Inputs: raw_accelerator_seed (pipelines/lib/reference/accelerators.csv), raw_mlperf_accelerator_map.
+-- The seed raw_accelerator_seed is pipelines/lib/reference/accelerators.csv.
 -- Peaks are dense (no structured sparsity). NULL FP8 where the chip has no FP8 (the note says so).
 with reference as (
     select

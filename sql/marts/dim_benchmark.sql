@@ -1,3 +1,8 @@
+-- model: dim_benchmark
+-- kind: table
+-- grain: benchmark
+-- depends on: raw_benchmark_seed
+-- description: One row per MLPerf Training benchmark: task, model FLOPs per sample, units, dataset size.
 -- One row per MLPerf Training benchmark: what it trains, the model FLOPs one sample costs (with
 -- how that figure was derived; NULL where no sound figure exists), and the unit its throughput is
 -- measured in. Input: raw_benchmark_seed (pipelines/lib/reference/benchmarks.csv).
@@ -33,6 +38,8 @@ select
     try_cast(dataset_size as double) as dataset_size,
     nullif(dataset_size_source, '') as dataset_size_source,
     try_cast(earlier_dataset_size as double) as earlier_dataset_size,
-    nullif(earlier_dataset_last_round, '') as earlier_dataset_last_round
+    nullif(earlier_dataset_last_round, '') as earlier_dataset_last_round,
+    -- runs the official olympic mean drops at each end (the fastest, and the slowest not already dropped)
+    try_cast(olympic_runs_dropped as integer) as olympic_runs_dropped
 from raw_benchmark_seed
 where nullif(trim(benchmark), '') is not null

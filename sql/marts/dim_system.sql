@@ -1,3 +1,8 @@
+-- model: dim_system
+-- kind: table
+-- grain: round, submitter, system
+-- depends on: stg_mlperf_systems, raw_mlperf_accelerator_map, int_submitter_cloud
+-- description: Systems of every round, with the accelerator key of dim_accelerator.
 -- Systems of every round, keyed by (round, submitter, system); `system` is the file stem,
 -- equal to the results folder name.
 select
@@ -7,7 +12,12 @@ select
     system_name,
     division,
     availability,
-    availability_category,
+    -- a bare "available" (Google Cloud TPU in v1.1/v2.0): in the cloud when the submitter is a cloud
+    case
+        when availability_category <> 'available' then availability_category
+        when exists (select 1 from int_submitter_cloud as c where c.submitter = stg_mlperf_systems.submitter) then 'cloud'
+        else 'on-premise'
+    end as availability_category,
     accelerator_model_name,
     map.accelerator,
     case

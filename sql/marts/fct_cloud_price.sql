@@ -1,3 +1,8 @@
+-- model: fct_cloud_price
+-- kind: table
+-- grain: none: the price history as fetched; a source can list one key twice in a snapshot
+-- depends on: stg_cloud_prices
+-- description: Price history: one row per price key and snapshot.
 -- Price history: one row per price key and snapshot. A key is (provider, sku, region,
 -- pricing_model, price_source): a provider's API row and a catalog row for the same SKU are
 -- separate prices, never one overwriting the other.

@@ -1,4 +1,8 @@
--- materialize: view
+-- model: fct_cloud_price_current
+-- kind: view
+-- grain: provider, sku, region, pricing_model, price_source
+-- depends on: fct_cloud_price
+-- description: The latest snapshot of each price key.
 -- The latest snapshot of each price key (provider, sku, region, pricing_model, price_source).
 select * exclude (latest_rank)
 from (

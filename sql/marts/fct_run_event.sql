@@ -1,3 +1,8 @@
+-- model: fct_run_event
+-- kind: table
+-- grain: round, run_file, lineno
+-- depends on: stg_mlperf_events, stg_mlperf_runs
+-- description: One row per timeline event of a result log, with its offset from run_start.
 -- One row per timeline event of a result log, in log order, with its offset from run_start.
 select
     events.* replace (try_cast(events.samples_count as bigint) as samples_count),  -- a count

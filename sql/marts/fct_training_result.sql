@@ -1,5 +1,8 @@
--- Grain: one row per (round, submitter, system, benchmark).
--- Inputs: int_result_score, fct_training_run, dim_system.
+-- model: fct_training_result
+-- kind: table
+-- grain: round, submitter, system, benchmark
+-- depends on: int_result_score, fct_training_run, dim_system
+-- description: Official results: the score as published and under today's rules, with the runs behind it.
 -- `score_minutes` is the score as MLCommons published it (the round's own rules, `ruleset_ref`);
 -- `score_minutes_current_rules` is what today's pinned mlperf-logging package gives, and
 -- `current_rules_drop_reason` why it rejects runs the published rules accepted. Flags (scores

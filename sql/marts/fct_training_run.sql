@@ -1,5 +1,8 @@
--- Grain: one row per result file.
--- Inputs: stg_mlperf_runs, int_run_scoring, dim_benchmark.
+-- model: fct_training_run
+-- kind: table
+-- grain: round, run_file
+-- depends on: stg_mlperf_runs, int_run_scoring, dim_benchmark
+-- description: One row per result file: verdicts under both rule bases, times, throughputs.
 -- `scored` = the run counts toward the score as published (it passed the round's own rules);
 -- `in_olympic_mean` = it survived the olympic trimming too. The `*_current_rules` columns say the
 -- same under today's pinned mlperf-logging package.

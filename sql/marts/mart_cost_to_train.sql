@@ -1,13 +1,16 @@
+-- model: mart_cost_to_train
+-- kind: table
+-- grain: round, submitter, system, benchmark, provider, sku, region, pricing_model
+-- depends on: fct_training_result, dim_system, fct_cloud_price_current, int_submitter_cloud, raw_cloud_provider_seed
+-- description: What one official training run costs at each current price option of its accelerator.
 -- What one official training run costs at each current price option of the system's accelerator:
 -- score (hours) × accelerator count × price per accelerator-hour.
--- Grain: one row per scored result and price option (provider, sku, region, pricing_model).
--- Inputs: fct_training_result, dim_system, fct_cloud_price_current, raw_cloud_provider_seed.
 -- Where a price came from (`price_source`): a provider's own API beats the curated list, which beats
 -- the SkyPilot catalog, per provider, accelerator and pricing model; so a catalog row never replaces
 -- an API row and no result is costed twice by one provider for one offer.
 -- Catalog offers are collapsed to one per provider, accelerator, region and pricing model.
--- `is_native_cloud`: the submitter is the price's cloud (the rule: pipelines/lib/prices/cloud_providers.csv,
--- the same table pipelines.lib.prices.clouds reads). `perf_per_dollar` is trainings per USD.
+-- `is_native_cloud`: the submitter is the price's cloud (the rule is int_submitter_cloud).
+-- `perf_per_dollar` is trainings per USD.
 with current_prices as (
     select *
     from fct_cloud_price_current
@@ -39,12 +42,6 @@ prices as (
         partition by provider, accelerator, pricing_model
         order by case price_source when 'api' then 1 when 'list' then 2 else 3 end
     ) = 1
-),
-
-native_fragments as (
-    select lower(trim(provider)) as provider, lower(trim(submitter_fragment)) as fragment
-    from raw_cloud_provider_seed
-    where coalesce(trim(submitter_fragment), '') <> ''
 ),
 
 -- hyperscaler, neocloud or marketplace (resellers and auctions, whose prices are market snapshots)
@@ -84,8 +81,8 @@ select
     1.0 / (r.score_minutes / 60.0 * r.accelerator_count * p.price_per_accelerator_hour_usd) as perf_per_dollar,
     r.score_minutes / 60.0 * r.accelerator_count as accelerator_hours,
     exists (
-        select 1 from native_fragments as n
-        where n.provider = lower(p.provider) and contains(lower(r.submitter), n.fragment)
+        select 1 from int_submitter_cloud as n
+        where n.provider = lower(p.provider) and n.submitter = r.submitter
     ) as is_native_cloud,
     p.effective_date,
     p.fetched_at,

@@ -1,8 +1,12 @@
+-- model: mart_cost_to_train_coverage
+-- kind: table
+-- grain: round, accelerator
+-- depends on: fct_training_result, dim_system, mart_cost_to_train, fct_cloud_price_current
+-- description: How many scored results have a cost to train, and why the rest have none.
 -- How many scored results have a cost to train, and why the rest have none.
--- Grain: one row per round and accelerator (the dim_accelerator key; the declared model name when
+-- `accelerator` is the dim_accelerator key; the declared model name when
 -- the systems file's accelerator maps to no key; '(no systems file)' for results whose systems
 -- description is missing or was quarantined).
--- Inputs: fct_training_result, dim_system, mart_cost_to_train, fct_cloud_price_current.
 -- `sources_searched` lists every price source of the current build (provider and price_source:
 -- api = the provider's price API, list = curated published list price, catalog = SkyPilot catalog),
 -- i.e. where a price was looked for; `priced_by` the ones that price this accelerator;

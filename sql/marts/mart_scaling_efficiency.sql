@@ -1,6 +1,10 @@
+-- model: mart_scaling_efficiency
+-- kind: table
+-- grain: round, submitter, benchmark, accelerator, division, framework_family, system
+-- depends on: fct_training_result, fct_training_run, dim_system
+-- description: Scaling of each family across accelerator counts, relative to the family's base.
 -- Scaling of each family across accelerator counts, relative to the family's base: its smallest
 -- accelerator_count; ties broken by the lowest (fastest) score, then by system name.
--- Inputs: fct_training_result, fct_training_run, dim_system.
 -- A family compares like with like: same round, submitter, benchmark, accelerator, division and
 -- framework family (`framework_family`, defined once below). A result with no division is a
 -- family of its own. Rows of the base's size are not scaling rows (`is_scaling_pair` false, no

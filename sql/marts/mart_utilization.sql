@@ -1,3 +1,8 @@
+-- model: mart_utilization
+-- kind: table
+-- grain: round, submitter, system, benchmark
+-- depends on: fct_training_result, fct_training_run, dim_system, dim_accelerator, dim_benchmark
+-- description: Model FLOPs utilization of each official result, against the peak of its precision.
 -- Model FLOPs utilization of each official result (grain: round, submitter, system, benchmark):
 --   samples to converge × model FLOPs per sample
 --     / (time-to-train × accelerators × peak dense FLOP/s in the result's training precision)

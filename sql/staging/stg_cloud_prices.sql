@@ -1,5 +1,10 @@
+-- model: stg_cloud_prices
+-- kind: view
+-- grain: none: a price list can repeat a key within a snapshot; fct_cloud_price_current is keyed
+-- depends on: raw_cloud_prices
+-- description: Every fetched price snapshot, typed, one provider name per cloud.
 -- Every fetched price snapshot, typed. Grain: one row per price key and snapshot.
--- Input: raw_cloud_prices (one staged file per price source and fetch day).
+-- raw_cloud_prices: one staged file per price source and fetch day.
 -- Snapshots staged before `price_source` existed lack the column (union by name fills NULL):
 -- those rows are read as the provider API's, except the curated `gcp-list` rows, which are Google
 -- list prices (provider `gcp`, price_source `list`): one provider name per cloud.

@@ -1,3 +1,8 @@
+-- model: stg_mlperf_events
+-- kind: view
+-- grain: none: the raw event log as parsed (fct_run_event is keyed)
+-- depends on: raw_mlperf_events
+-- description: Timeline events of every result log, typed.
 -- Timeline events of every result log (run, init, block, epoch, eval).
 select
     round,

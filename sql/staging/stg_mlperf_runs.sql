@@ -1,3 +1,8 @@
+-- model: stg_mlperf_runs
+-- kind: view
+-- grain: round, run_file
+-- depends on: raw_mlperf_runs
+-- description: One row per result log, typed, with run_identity and where each run is first seen.
 -- One row per result log, typed and renamed from raw_mlperf_runs (all rounds).
 -- run_identity: the same run is the same start and stop instant (re-published logs often gain or
 -- lose a few lines, so their bytes differ), else the same bytes (log_sha256).

@@ -1,3 +1,8 @@
+-- model: stg_mlperf_systems
+-- kind: view
+-- grain: round, submitter, system
+-- depends on: raw_mlperf_systems
+-- description: One row per system description file.
 -- One row per system description file.
 select
     round,

@@ -1,3 +1,5 @@
+-- tests: mart_cost_to_train_coverage
+-- description: Every round and accelerator with results but no cost says why; counts add up.
 -- Every round and accelerator with results but no cost says why; counts add up.
 select *
 from mart_cost_to_train_coverage

@@ -1,3 +1,5 @@
+-- tests: mart_cost_to_train
+-- description: Google's own TPU results priced on gcp are native-cloud rows, whatever the price source.
 -- Google's own TPU results priced on gcp are native-cloud rows, whatever the price source.
 select round, submitter, system, provider, price_source
 from mart_cost_to_train

@@ -1,3 +1,5 @@
+-- tests: mart_cost_to_train
+-- description: One price source per result, provider, accelerator and pricing model (API > list > catalog).
 -- One price source per result, provider, accelerator and pricing model (API > list > catalog):
 -- no result is costed twice by one provider for one offer.
 select round, submitter, system, benchmark, provider, pricing_model, count(distinct price_source) as sources

@@ -1,3 +1,5 @@
+-- tests: mart_utilization
+-- description: MFU in (0, 2], precision and its source stated, the precision's own peak used.
 -- MFU is positive and at most 2 (a bound that blocks publishing; the Dagster check `mfu_at_most_one`
 -- is the ERROR that names every result above 1, against the peak of the result's own precision).
 -- Every result says which precision it was measured in and where that came from, and uses that

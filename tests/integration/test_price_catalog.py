@@ -14,12 +14,12 @@ from pipelines.lib.prices.catalog import (
     catalog_path,
     parse_skypilot_vms_csv,
 )
-from pipelines.lib.prices.clouds import cloud_of_submitter, is_native_cloud
 from pipelines.lib.prices.fetch import PriceFetchError, fetch_catalog
 from pipelines.lib.reference.seeds import load_seeds
-from pipelines.lib.warehouse.build import model_order, sql_models
+from pipelines.lib.warehouse.models import load_models, model_order
 from schemas.prices import CloudPriceRow, PriceQuarantineRow
 from support.http_server import LoopbackServer, Reply
+from support.marts import sql_test_failures, submitters_of
 from support.price_site import (
     CATALOG_ROOT,
     DAY2,
@@ -150,18 +150,30 @@ def test_a_missing_cloud_file_is_quarantined_and_the_rest_read(tmp_path):
 
 # --- one provider per cloud, native cloud, availability ------------------------------------------
 
+def native_clouds(submitters: list[str]) -> set[tuple[str, str]]:
+    """(submitter, provider) pairs of the one native-cloud rule, the model int_submitter_cloud."""
+    con = duckdb.connect()
+    load_seeds(con)
+    con.execute("create table stg_mlperf_systems (submitter varchar)")
+    con.executemany("insert into stg_mlperf_systems values (?)", [[s] for s in submitters])
+    con.execute("create table stg_mlperf_runs as select * from stg_mlperf_systems where false")
+    return set(con.execute(load_models()["int_submitter_cloud"].sql).fetchall())
+
+
 def test_native_cloud_rule_and_availability():
-    assert is_native_cloud("Google", "gcp") and is_native_cloud("Azure-HazyResearch", "azure")
-    assert is_native_cloud("IBM+CoreWeave+NVIDIA", "coreweave") and is_native_cloud("Nebius", "nebius")
-    assert not is_native_cloud("NVIDIA", "gcp") and not is_native_cloud("Google", "gcp-list")
-    assert cloud_of_submitter("Oracle") == "oci" and cloud_of_submitter("Dell") is None
-    # Google Cloud TPU v1.1/v2.0 systems say just "available": a cloud's own system is rentable in it
-    assert availability_category("available", "Google") == "cloud"
-    assert availability_category("available", "Dell") == "on-premise"
-    assert availability_category("Available on-premise", "Google") == "on-premise"
-    assert availability_category("Available cloud", "Lambda") == "cloud"
-    assert availability_category("research", "Google") == "research"
-    assert availability_category("Preview", "NVIDIA") == "preview"
+    pairs = native_clouds(["Google", "Azure-HazyResearch", "IBM+CoreWeave+NVIDIA", "Nebius", "NVIDIA", "Oracle",
+                           "Dell", "Microsoft Azure", "Amazon", "AWS"])
+    assert {("Google", "gcp"), ("Azure-HazyResearch", "azure"), ("IBM+CoreWeave+NVIDIA", "coreweave"),
+            ("Nebius", "nebius"), ("Oracle", "oci"), ("Microsoft Azure", "azure"), ("Amazon", "aws"),
+            ("AWS", "aws")} <= pairs
+    assert not {p for p in pairs if p[0] in ("NVIDIA", "Dell")}  # not clouds
+    assert not {p for p in pairs if p[1] == "gcp-list"} and ("Google", "aws") not in pairs
+    # Google Cloud TPU v1.1/v2.0 systems say just "available": dim_system decides cloud or on-premise
+    assert availability_category("available") == "available"
+    assert availability_category("Available on-premise") == "on-premise"
+    assert availability_category("Available cloud") == "cloud"
+    assert availability_category("research") == "research"
+    assert availability_category("Preview") == "preview"
 
 
 # --- cost marts: source precedence and coverage ------------------------------------------------
@@ -208,9 +220,11 @@ def marts():
         con.execute("insert into fct_training_result values (?, ?, ?, 'gpt3', 'closed', 'available', ?, ?)",
                     [rnd, sub, system, n, minutes])
     load_seeds(con)
-    models = {k: v for k, v in sql_models().items() if k in ("mart_cost_to_train", "mart_cost_to_train_coverage")}
+    submitters_of(con)
+    models = {k: v for k, v in load_models().items()
+              if k in ("int_submitter_cloud", "mart_cost_to_train", "mart_cost_to_train_coverage")}
     for name in model_order(models):
-        con.execute(f"create table {name} as {models[name]}")
+        con.execute(f"create table {name} as {models[name].sql}")
     yield con
     con.close()
 
@@ -236,11 +250,8 @@ def test_api_beats_list_beats_catalog_and_no_offer_is_costed_twice(marts):
     assert h100[("azure", "api")]["price_per_accelerator_hour_usd"] == pytest.approx(12.29)
     assert not any(r["is_native_cloud"] for r in h100.values())
     assert (h100[("azure", "api")]["provider_kind"], h100[("lambda", "catalog")]["provider_kind"]) == ("hyperscaler", "neocloud")
-    for path in ("mart_cost_to_train_unique", "mart_cost_to_train_one_source", "mart_cost_to_train_native_tpu",
-                 "mart_cost_to_train_positive", "cost_coverage_explained"):
-        from pipelines.lib.warehouse.build import SQL_DIR
-
-        assert marts.execute((SQL_DIR / "tests" / f"{path}.sql").read_text()).fetchall() == [], path
+    # the generated grain tests (mart_cost_to_train_unique, ...) and every file of sql/tests on the two marts
+    assert sql_test_failures(marts, {"mart_cost_to_train", "mart_cost_to_train_coverage"}) == []
 
 
 def test_coverage_says_why_results_have_no_cost(marts):

@@ -110,3 +110,14 @@ def test_query_command_formats(warehouse):
     bad = subprocess.run(cli[:-1] + ["select * from no_such_table"], capture_output=True, text=True)
     # an unknown table is a usage error (exit 2) that lists the tables there are
     assert bad.returncode == 2 and bad.stderr.startswith("error:") and "no_such_table" in bad.stderr
+
+
+def test_bare_available_is_cloud_only_for_a_cloud_submitter(warehouse):
+    # The native-cloud rule (int_submitter_cloud) decides what a bare "available" means.
+    members = {"Google/systems/tpu.json": system_json(submitter="Google", status="available"),
+               "Acme/systems/a.json": system_json(status="available")}
+    members |= _runs([10, 20, 30], "Google/results/tpu/ssd") | _runs([10, 20, 30], "Acme/results/a/ssd")
+    con = _build(warehouse, members)
+    assert dict(con.execute("select submitter, availability_category from dim_system").fetchall()) == {
+        "Google": "cloud", "Acme": "on-premise"}
+    assert con.execute("select * from int_submitter_cloud").fetchall() == [("Google", "gcp")]

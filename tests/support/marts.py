@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import duckdb
 
 from pipelines.lib.reference.seeds import load_seeds
-from pipelines.lib.warehouse.build import SQL_DIR, model_order, sql_models
+from pipelines.lib.warehouse.models import grain_test_sql, load_models, load_tests, model_order
 
-MY_MODELS = ("dim_benchmark", "mart_scaling_efficiency", "mart_cost_to_train", "mart_utilization")
+MY_MODELS = ("dim_benchmark", "int_submitter_cloud", "mart_scaling_efficiency", "mart_cost_to_train", "mart_utilization")
 TOKENS = 1.2e9  # gpt3 converges in ~1.2e9 tokens (its RCP unit)
 
 # (submitter, system, accelerator, count, score_minutes, mean throughput) — all v4.1, gpt3, closed
@@ -123,15 +121,36 @@ def build_fixture(con: duckdb.DuckDBPyConnection) -> None:
                           "dim_accelerator": accelerators, "fct_cloud_price_current": prices}.items():
         _create(con, name, records)
     load_seeds(con)
-    models = {name: sql for name, sql in sql_models().items() if name in MY_MODELS}
+    submitters_of(con)
+    models = {name: model for name, model in load_models().items() if name in MY_MODELS}
     for name in model_order(models):
-        con.execute(f"create or replace table {name} as {models[name]}")
+        con.execute(f"create or replace table {name} as {models[name].sql}")
+
+
+def submitters_of(con: duckdb.DuckDBPyConnection) -> None:
+    """The staging tables int_submitter_cloud reads, as far as it reads them (the submitters), from
+    the hand-made dim_system and fct_training_result."""
+    con.execute("create or replace table stg_mlperf_systems as select distinct submitter from dim_system")
+    con.execute("create or replace table stg_mlperf_runs as select distinct submitter from fct_training_result")
 
 
 def mart_test_failures(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The SQL tests of this fixture's mart_ models (files and the generated grain tests) that return rows."""
+    return sql_test_failures(con, {m for m in MY_MODELS if m.startswith("mart_")})
+
+
+def sql_test_failures(con: duckdb.DuckDBPyConnection, models: set[str]) -> list[str]:
+    """The SQL tests (files and generated grain tests) of `models` that return rows, with the first rows."""
     failures = []
-    for path in sorted(Path(SQL_DIR, "tests").glob("mart_*.sql")):
-        rows = con.execute(path.read_text()).fetchall()
+    for test in load_tests(load_models()):
+        if test.model not in models:
+            continue
+        sql = test.sql
+        if test.generated:
+            columns = [c for (c,) in con.execute(
+                "select column_name from information_schema.columns where table_name = ?", [test.model]).fetchall()]
+            sql = grain_test_sql(test.model, test.grain, columns)
+        rows = con.execute(sql).fetchall()
         if rows:
-            failures.append(f"{path.stem}: {rows[:3]}")
+            failures.append(f"{test.name}: {rows[:3]}")
     return failures

@@ -6,7 +6,6 @@ import pytest
 
 from pipelines.lib.mlperf.mllog import LogLine
 from pipelines.lib.mlperf.runs import run_facts, steady_state_throughput
-from pipelines.lib.prices import clouds
 from pipelines.lib.report import metrics
 from pipelines.lib.report.metrics import FamilyMember
 
@@ -75,16 +74,6 @@ def test_perf_per_dollar_and_ratio():
     assert metrics.perf_per_dollar(1536.0) == pytest.approx(1 / 1536)
     # A costs $1,000 per training, B $1,800 → a dollar buys 1.8× more training on A
     assert metrics.perf_per_dollar_ratio(1000.0, 1800.0) == pytest.approx(1.8)
-
-
-def test_native_cloud():
-    assert clouds.is_native_cloud("Google", "gcp")
-    assert clouds.is_native_cloud("Microsoft Azure", "azure")
-    assert clouds.is_native_cloud("Oracle", "oci")
-    assert clouds.is_native_cloud("Amazon", "aws") and clouds.is_native_cloud("AWS", "aws")
-    assert clouds.is_native_cloud("CoreWeave", "coreweave")
-    assert not clouds.is_native_cloud("NVIDIA", "gcp")
-    assert not clouds.is_native_cloud("Google", "aws")
 
 
 # --- MFU ------------------------------------------------------------------------------------------

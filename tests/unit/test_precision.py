@@ -72,9 +72,9 @@ def test_mfu_uses_the_peak_of_the_stated_precision():
     con.execute("update dim_accelerator set peak_dense_fp8_flops = 1979e12 where accelerator = 'nvidia-h100-sxm-80gb'")
     con.execute("update dim_system set precision_stated = 'fp8', precision_evidence = 'sw_notes: FP8' "
                 "where system = 'tpu-v5p-512'")  # TPU v5p has no FP8 peak
-    from pipelines.lib.warehouse.build import sql_models
+    from pipelines.lib.warehouse.models import load_models
 
-    con.execute(f"create or replace table mart_utilization as {sql_models()['mart_utilization']}")
+    con.execute(f"create or replace table mart_utilization as {load_models()['mart_utilization'].sql}")
     rows = _mfu_rows(con)
     precision, source, peak, mfu, reason = rows["dgxh100_n128"]
     assert (precision, source, peak) == ("fp8", "log", 1979e12)
@@ -92,9 +92,9 @@ def test_a_result_faster_than_the_bf16_peak_is_measured_against_fp8_and_says_why
     # two thirds of its real time: 1.2e9 tokens × 6 × 175e9 / (26/1.5 min × 1024 GPUs) ≈ 1.18e15 FLOP/s > 989e12
     con.execute("update fct_training_run set time_to_train_minutes = time_to_train_minutes / 1.5 "
                 "where system = 'dgxh100_n128'")
-    from pipelines.lib.warehouse.build import sql_models
+    from pipelines.lib.warehouse.models import load_models
 
-    con.execute(f"create or replace table mart_utilization as {sql_models()['mart_utilization']}")
+    con.execute(f"create or replace table mart_utilization as {load_models()['mart_utilization'].sql}")
     precision, source, peak, mfu, reason = _mfu_rows(con)["dgxh100_n128"]
     assert (precision, source, peak) == ("fp8", "implied_by_throughput", 1979e12)
     assert mfu == pytest.approx(1.2e9 * 6 * 175e9 / (26.0 / 1.5 * 60 * 1024 * 1979e12)) and mfu < 1
@@ -113,7 +113,7 @@ def test_checks_name_the_rows(tmp_path):
         mfu_at_most_one,
         unmapped_accelerators,
     )
-    from pipelines.lib.warehouse.build import sql_models
+    from pipelines.lib.warehouse.models import load_models
 
     con = duckdb.connect(str(tmp_path / "mlperf.duckdb"))
     build_fixture(con)
@@ -124,7 +124,7 @@ def test_checks_name_the_rows(tmp_path):
                 "where system = 'tpu-v5p-2048'")  # three times faster than the peak allows
     con.execute("update dim_accelerator set peak_dense_bf16_flops = null, note = 'not verified' "
                 "where accelerator = 'google-tpu-trillium'")
-    con.execute(f"create or replace table mart_utilization as {sql_models()['mart_utilization']}")
+    con.execute(f"create or replace table mart_utilization as {load_models()['mart_utilization'].sql}")
     con.close()
     location = WarehouseLocation(directory=str(tmp_path))
 

@@ -1,14 +1,14 @@
 import dagster as dg
 
 from pipelines.defs.resources import WarehouseLocation
-from pipelines.defs.warehouse.assets import mlperf_warehouse
+from pipelines.defs.warehouse.models import REPORT_INPUTS
 from pipelines.lib.io.paths import ensure_inside, published_db
 from pipelines.lib.warehouse.query import connect_readonly
 
 
 @dg.asset(
-    deps=[mlperf_warehouse],
-    group_name="metrics",
+    deps=list(REPORT_INPUTS),
+    group_name="outputs",
     kinds={"duckdb", "html"},
     # re-rendered whenever a refresh publishes a new warehouse (by the automation-condition sensor)
     automation_condition=dg.AutomationCondition.eager(),
@@ -59,7 +59,8 @@ def _table_metadata(rows: list[dict]) -> dg.MetadataValue:
 
 
 @dg.asset_check(
-    asset=mlperf_warehouse,
+    asset="mart_scaling_efficiency",
+    additional_deps=["mart_cost_to_train", "mart_utilization"],
     description="Scaling efficiencies (convergence in (0, 1.5], weak in [0.30, 1.10]), costs positive, MFU in "
     "(0, 1]; names every offending row (round, submitter, system, benchmark, value, stated cause). Warns: "
     "the SQL tests already block publishing on non-positive values and fan-out, and every weak efficiency "
@@ -96,7 +97,7 @@ def metric_marts_sensible(warehouse_location: WarehouseLocation) -> dg.AssetChec
 
 
 @dg.asset_check(
-    asset=mlperf_warehouse,
+    asset="fct_training_run",
     description="Throughput cross-check: per run, steady-state ÷ end-to-end throughput (samples to converge / time "
     "to train, same unit). Fails (ERROR: a unit or counting error makes every throughput-based figure of the "
     "benchmark wrong) when the median of a benchmark in a round lies outside [0.95, 2.0]; lists every run "

@@ -1,14 +1,14 @@
 import dagster as dg
 
 from pipelines.defs.resources import WarehouseLocation
-from pipelines.defs.warehouse.assets import mlperf_warehouse
+from pipelines.defs.warehouse.models import REPORT_INPUTS
 from pipelines.lib.io.paths import ensure_inside, published_db
 from pipelines.lib.warehouse.query import connect_readonly
 
 
 @dg.asset(
-    deps=[mlperf_warehouse],
-    group_name="site",
+    deps=list(REPORT_INPUTS),
+    group_name="outputs",
     kinds={"duckdb", "html"},
     # rebuilt whenever a refresh publishes a new warehouse (by the automation-condition sensor)
     automation_condition=dg.AutomationCondition.eager(),

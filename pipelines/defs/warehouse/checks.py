@@ -1,13 +1,13 @@
 import dagster as dg
 
 from pipelines.defs.resources import WarehouseLocation
-from pipelines.defs.warehouse.assets import mlperf_warehouse
 from pipelines.lib.io.paths import published_db
 from pipelines.lib.warehouse.query import connect_readonly
 
 
 @dg.asset_check(
-    asset=mlperf_warehouse,
+    asset="fct_quarantine",
+    additional_deps=["fct_training_run"],
     description="Quarantine counts per source and round. Fails when a round's result logs are mostly "
     "unparseable (a sign the log format changed under us).",
 )
@@ -27,15 +27,6 @@ def quarantine_counts(warehouse_location: WarehouseLocation) -> dg.AssetCheckRes
     )
 
 
-@dg.asset_check(asset=mlperf_warehouse, description="One official result per (round, submitter, system, benchmark).")
-def training_result_unique(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
-    with connect_readonly(published_db(warehouse_location.path())) as con:
-        duplicates = con.execute(
-            "select count(*) from (select 1 from fct_training_result group by round, submitter, system, benchmark having count(*) > 1)"
-        ).fetchone()[0]
-    return dg.AssetCheckResult(passed=duplicates == 0, metadata={"duplicate_keys": duplicates})
-
-
 _LISTED = 50  # rows named in a check's metadata; the count says how many there are in all
 
 
@@ -46,7 +37,7 @@ def _table_exists(con, name: str) -> bool:
 
 
 @dg.asset_check(
-    asset=mlperf_warehouse,
+    asset="dim_system",
     description="Every accelerator_model_name of dim_system maps to an accelerator key (by exact override or "
     "by the naming rule), or the systems whose name maps to nothing are named here (round, submitter, system, "
     "accelerator_model_name). A warning: new hardware must never fail a refresh. Names mapped to nothing on "
@@ -77,7 +68,8 @@ def unmapped_accelerators(warehouse_location: WarehouseLocation) -> dg.AssetChec
 
 
 @dg.asset_check(
-    asset=mlperf_warehouse,
+    asset="mart_utilization",
+    additional_deps=["dim_accelerator"],
     description="Accelerators used by scored results that lack the dense peak their results' precision needs "
     "(BF16, or FP8 for FP8 runs): named with the result count and dim_accelerator's note (e.g. 'Volta has no "
     "BF16', or a key derived by the naming rule with no reference row yet). A warning: MFU is NULL for them.",
@@ -110,7 +102,7 @@ def accelerators_without_peak(warehouse_location: WarehouseLocation) -> dg.Asset
 
 
 @dg.asset_check(
-    asset=mlperf_warehouse,
+    asset="mart_utilization",
     description="No MFU above 1: a result cannot beat the dense peak of the format it trains in. Names each "
     "offending row (round, submitter, system, benchmark, value, precision and where it came from). ERROR: "
     "a figure like that is a wrong peak, precision or FLOPs count, and must not go out silently.",

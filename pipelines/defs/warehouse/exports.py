@@ -3,13 +3,13 @@ import time
 import dagster as dg
 
 from pipelines.defs.resources import WarehouseLocation
-from pipelines.defs.warehouse.assets import mlperf_warehouse
+from pipelines.defs.warehouse.models import public_models
 from pipelines.lib.warehouse.exports import export
 
 
 @dg.asset(
-    deps=[mlperf_warehouse],
-    group_name="warehouse",
+    deps=public_models(),
+    group_name="outputs",
     kinds={"parquet"},
     automation_condition=dg.AutomationCondition.eager(),  # after every publish
     description="Every public table of the published warehouse as Parquet (partitioned by round where a "

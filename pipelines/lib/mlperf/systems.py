@@ -39,7 +39,7 @@ _AVAILABILITY = [
     (re.compile(r"cloud", re.I), "cloud"),
     (re.compile(r"preview", re.I), "preview"),
     (re.compile(r"research|rdi|internal|development", re.I), "research"),
-    (re.compile(r"available", re.I), "available"),  # resolved by submitter below
+    (re.compile(r"available", re.I), "available"),  # cloud or on-premise: decided by dim_system
 ]
 
 
@@ -72,20 +72,16 @@ def normalize_division(value) -> str | None:
     return text or None
 
 
-def availability_category(status: str | None, submitter: str | None = None) -> str | None:
-    """`cloud`, `on-premise`, `preview`, `research` (or `unknown`) from the systems file's status.
+def availability_category(status: str | None) -> str | None:
+    """`cloud`, `on-premise`, `preview`, `research`, `available` (or `unknown`) from the systems file's status.
 
-    A bare "available" is `cloud` when the submitter is a cloud provider (the rule and the list of
-    cloud submitters are `pipelines/lib/prices/cloud_providers.csv`), else `on-premise`.
+    A bare "available" stays `available` here: whether that means in the submitter's own cloud is the
+    native-cloud rule, which lives once, in SQL (`int_submitter_cloud`, read by `dim_system`).
     """
     if not status:
         return None
     for pattern, category in _AVAILABILITY:
         if pattern.search(status):
-            if category == "available":
-                from pipelines.lib.prices.clouds import cloud_of_submitter
-
-                return "cloud" if cloud_of_submitter(submitter) else "on-premise"
             return category
     return "unknown"
 
@@ -207,7 +203,7 @@ def parse_system(data: bytes, submitter: str, system: str) -> dict:
         "submitter_declared": _text(fields.get("submitter")),
         "division": normalize_division(fields.get("division")),
         "availability": status,
-        "availability_category": availability_category(status, submitter),
+        "availability_category": availability_category(status),
         "accelerator_model_name": _text(fields.get("accelerator_model_name")),
         "accelerators_per_node": per_node,
         "number_of_nodes": nodes,

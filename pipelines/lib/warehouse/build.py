@@ -11,9 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -29,6 +28,15 @@ from pipelines.lib.io.paths import (
 from pipelines.lib.reference import accelerators
 from pipelines.lib.reference.accelerators import ALIASES_CSV
 from pipelines.lib.reference.seeds import SEED_TABLES, load_seeds
+from pipelines.lib.warehouse.models import (
+    Model,
+    SqlTest,
+    check_dependencies,
+    grain_test_sql,
+    load_models,
+    load_tests,
+    model_order,
+)
 from pipelines.lib.warehouse.raw_tables import RAW_TABLES, empty
 from pipelines.lib.warehouse.staging import atomic_write, staged_files
 
@@ -36,12 +44,44 @@ SQL_DIR = package_path("sql")
 # The Python-side mapping of systems to accelerators: a change to it rebuilds the warehouse.
 _MAPPING_FILES = [ALIASES_CSV, Path(accelerators.__file__)]
 PUBLISHED_INFO = "published.json"
-LAYERS = ("stg_", "int_", "dim_", "fct_", "mart_")
 KEEP_BUILDS = 5
 
 
+@dataclass(frozen=True)
+class ModelStats:
+    """What one model holds in a finished build: rows and (column name, DuckDB type) in order."""
+
+    rows: int
+    columns: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """One SQL test (a file of sql/tests or a generated grain test) on the model it tests."""
+
+    name: str
+    model: str
+    description: str
+    passed: bool
+    offending: list[dict] = field(default_factory=list)  # at most SHOWN_ROWS, each with its source
+    more: bool = False  # more offending rows than shown
+    generated: bool = False
+
+    def report(self) -> str:
+        """The test's failure as text: a count line, then each shown row and where it came from."""
+        lines = [f"{self.name}: {'more than ' if self.more else ''}{len(self.offending)} offending row(s)"]
+        for record in self.offending:
+            shown = ", ".join(f"{k}={v!r}" for k, v in record.items() if k != "_source")
+            lines.append(f"  - {shown}  [source: {record['_source']}]")
+        return "\n".join(lines)
+
+
 class BuildFailed(Exception):
-    """SQL tests failed; nothing was published."""
+    """SQL tests failed; nothing was published. `outcomes` holds every test's result."""
+
+    def __init__(self, message: str, outcomes: list[TestOutcome] | None = None):
+        super().__init__(message)
+        self.outcomes = outcomes or []
 
 
 @dataclass(frozen=True)
@@ -51,37 +91,9 @@ class BuildResult:
     fingerprint: str
     row_counts: dict[str, int]
     skipped: bool = False
-
-
-def sql_models(sql_dir: Path = SQL_DIR) -> dict[str, str]:
-    """Model name → SQL text, for every `.sql` under staging/, intermediate/ and marts/."""
-    models = {}
-    for path in sorted([*sql_dir.glob("staging/*.sql"), *sql_dir.glob("intermediate/*.sql"), *sql_dir.glob("marts/*.sql")]):
-        models[path.stem] = path.read_text()
-    return models
-
-
-def model_order(models: dict[str, str]) -> list[str]:
-    """Dependency order: a model runs after every model whose name its SQL mentions."""
-    deps = {
-        name: {other for other in models if other != name and re.search(rf"\b{other}\b", sql)}
-        for name, sql in models.items()
-    }
-    order, done = [], set()
-
-    def visit(name, stack=()):
-        if name in done:
-            return
-        if name in stack:
-            raise ValueError(f"SQL models depend on each other in a cycle: {' -> '.join(stack + (name,))}")
-        for dep in sorted(deps[name]):
-            visit(dep, stack + (name,))
-        done.add(name)
-        order.append(name)
-
-    for name in sorted(models, key=lambda n: (next((i for i, p in enumerate(LAYERS) if n.startswith(p)), 9), n)):
-        visit(name)
-    return order
+    models: dict[str, ModelStats] = field(default_factory=dict)  # per model of a finished build
+    tests: list[TestOutcome] = field(default_factory=list)
+    build: str | None = None  # the build file's name
 
 
 def input_fingerprint(base: Path | None = None) -> str:
@@ -148,22 +160,34 @@ def _load_derived(con: duckdb.DuckDBPyConnection) -> None:
 SHOWN_ROWS = 5
 
 
-def run_sql_tests(con: duckdb.DuckDBPyConnection, sql_dir: Path = SQL_DIR) -> list[str]:
-    """Each failing test with its offending rows (column = value) and the source each came from."""
-    failures = []
-    for path in sorted(sql_dir.glob("tests/*.sql")):
-        cursor = con.execute(path.read_text())
+def model_stats(con: duckdb.DuckDBPyConnection, models: dict[str, Model]) -> dict[str, ModelStats]:
+    stats = {}
+    for name in models:
+        columns = con.execute(
+            "select column_name, data_type from information_schema.columns "
+            "where table_schema = 'main' and table_name = ? order by ordinal_position", [name]).fetchall()
+        (rows,) = con.execute(f'select count(*) from "{name}"').fetchone()  # name: a validated model name
+        stats[name] = ModelStats(rows, [(c, t) for c, t in columns])
+    return stats
+
+
+def run_tests(con: duckdb.DuckDBPyConnection, tests: list[SqlTest], stats: dict[str, ModelStats]) -> list[TestOutcome]:
+    """Every SQL test; a test fails when it returns rows (shown with the source each came from)."""
+    outcomes = []
+    for test in tests:
+        sql = test.sql
+        if test.generated:
+            sql = grain_test_sql(test.model, test.grain, [c for c, _ in stats[test.model].columns])
+        cursor = con.execute(sql)
         rows = cursor.fetchmany(SHOWN_ROWS + 1)
-        if not rows:
-            continue
         names = [d[0] for d in cursor.description]
-        lines = [f"{path.stem}: {'more than ' if len(rows) > SHOWN_ROWS else ''}{min(len(rows), SHOWN_ROWS)} offending row(s)"]
+        offending = []
         for row in rows[:SHOWN_ROWS]:
             record = dict(zip(names, row))
-            shown = ", ".join(f"{k}={v!r}" for k, v in record.items())
-            lines.append(f"  - {shown}  [source: {row_source(con, record)}]")
-        failures.append("\n".join(lines))
-    return failures
+            offending.append(record | {"_source": row_source(con, record)})
+        outcomes.append(TestOutcome(test.name, test.model, test.description, not rows, offending,
+                                    len(rows) > SHOWN_ROWS, test.generated))
+    return outcomes
 
 
 def row_source(con: duckdb.DuckDBPyConnection, record: dict) -> str:
@@ -256,6 +280,7 @@ def _build(base: Path, *, force: bool, keep: int) -> BuildResult:
     if not force and target.exists() and published_fingerprint(base) == fingerprint and published_opens(base) is None:
         return BuildResult(False, target, fingerprint, {}, skipped=True)
 
+    models = load_models()  # raises, loudly, when the package ships no model
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     out_dir = builds_dir(base)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -268,15 +293,18 @@ def _build(base: Path, *, force: bool, keep: int) -> BuildResult:
             _load_raw(con, base)
             load_seeds(con)
             _load_derived(con)
-            models = sql_models()
+            check_dependencies(con, models)  # each header names exactly what its SQL reads
             for name in model_order(models):
-                kind = "view" if name.startswith("stg_") or "-- materialize: view" in models[name] else "table"
-                con.execute(f"create or replace {kind} {name} as {models[name]}")
-            failures = run_sql_tests(con)
+                model = models[name]
+                con.execute(f"create or replace {model.kind} {name} as {model.sql}")
+            stats = model_stats(con, models)
+            outcomes = run_tests(con, load_tests(models), stats)
+            failures = [o.report() for o in outcomes if not o.passed]
             if failures:
                 # The first line is what a one-line summary shows: each test with its first offending row.
                 headline = "; ".join(f.splitlines()[0] + " e.g. " + f.splitlines()[1].strip("- ") for f in failures)
-                raise BuildFailed(f"warehouse checks failed, nothing published: {headline}\n" + "\n".join(failures))
+                raise BuildFailed(f"warehouse checks failed, nothing published: {headline}\n" + "\n".join(failures),
+                                  outcomes)
             built_at = datetime.now(timezone.utc).isoformat()
             con.execute(
                 "create table _build_info as select ?::varchar as built_at, ?::varchar as fingerprint",
@@ -305,7 +333,7 @@ def _build(base: Path, *, force: bool, keep: int) -> BuildResult:
         {"fingerprint": fingerprint, "build": build_path.name, "built_at": built_at, "row_counts": counts}, base
     )
     prune_builds(base, keep)
-    return BuildResult(True, target, fingerprint, counts)
+    return BuildResult(True, target, fingerprint, counts, models=stats, tests=outcomes, build=build_path.name)
 
 
 def publish(build_path: Path, base: Path | None = None) -> Path:
