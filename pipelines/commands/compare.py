@@ -24,7 +24,10 @@ def register(subparsers) -> None:
 
 
 def _find(con, round_version: str, benchmark: str, name: str) -> dict:
-    cur = con.execute(
+    from pipelines.lib.warehouse.query import fetch_dicts
+
+    rows = fetch_dicts(
+        con,
         """
         select r.*, u.mfu, u.peak_dense_bf16_flops
         from mart_scaling_efficiency as r
@@ -33,8 +36,6 @@ def _find(con, round_version: str, benchmark: str, name: str) -> dict:
         """,
         [round_version, benchmark, name, name],
     )
-    cols = [d[0] for d in cur.description]
-    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     if not rows:
         from pipelines.commands import unknown
 
@@ -50,7 +51,10 @@ def _find(con, round_version: str, benchmark: str, name: str) -> dict:
 
 def _costs(con, row: dict) -> tuple[dict | None, dict | None]:
     """(cheapest on-demand price option, cheapest on-demand price option on the submitter's own cloud)."""
-    cur = con.execute(
+    from pipelines.lib.warehouse.query import fetch_dicts
+
+    rows = fetch_dicts(
+        con,
         """
         select provider, region, sku, pricing_model, price_per_accelerator_hour_usd, cost_to_train_usd, is_native_cloud
         from mart_cost_to_train
@@ -60,8 +64,6 @@ def _costs(con, row: dict) -> tuple[dict | None, dict | None]:
         """,
         [row["round"], row["submitter"], row["system"], row["benchmark"]],
     )
-    cols = [d[0] for d in cur.description]
-    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     native = [r for r in rows if r["is_native_cloud"]]
     return (rows[0] if rows else None), (native[0] if native else None)
 

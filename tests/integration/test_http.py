@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.lib.io.files import TEMP_GLOB
 from pipelines.lib.io.http import (
     FetchError,
     RetryPolicy,
@@ -52,7 +53,7 @@ def out(tmp_path: Path) -> Path:
 
 
 def leftovers(directory: Path) -> list[str]:
-    return sorted(p.name for p in directory.iterdir() if ".part-" in p.name)
+    return sorted(p.name for p in directory.glob(TEMP_GLOB))
 
 
 def test_download_writes_file_sha_and_sidecar(site, out):

@@ -14,7 +14,6 @@ import json
 import math
 import os
 import random
-import secrets
 import socket
 import time
 import zlib
@@ -29,6 +28,7 @@ from urllib.request import url2pathname
 import requests
 import urllib3.exceptions
 
+from pipelines.lib.io.files import atomic_write_text, temp_path
 from pipelines.lib.io.limits import human, limit
 from pipelines.lib.io.redaction import redact, redact_bytes
 
@@ -254,9 +254,9 @@ def recorded_sha256(dest: Path) -> str | None:
 
 
 def _stream_to_temp(chunks: Iterable[bytes], dest: Path, finish: Callable[[], None]) -> tuple[Path, str, int]:
-    """Write chunks to a fresh temp file beside dest (same filesystem, so os.replace is atomic).
-    Whatever goes wrong (a limit, a dropped connection, a full disk), the temp file is removed."""
-    tmp = dest.with_name(f"{dest.name}.part-{secrets.token_hex(6)}")
+    """Write chunks to a fresh temp file beside dest (same filesystem, so os.replace is atomic), synced
+    to disk. Whatever goes wrong (a limit, a dropped connection, a full disk), the temp file is removed."""
+    tmp = temp_path(dest)
     digest, size = hashlib.sha256(), 0
     try:
         with open(tmp, "xb") as out:
@@ -418,8 +418,7 @@ def fetch_to_file(url: str, dest: Path, *, policy: RetryPolicy = RetryPolicy(),
         os.replace(tmp, dest)  # even when unchanged: identical bytes, and dest is certainly intact
         result = FetchResult(dest, changed, sha, size, etag, last_modified, url, _now())
         meta = {k: v for k, v in asdict(result).items() if k not in ("path", "changed")}
-        meta_tmp, _, _ = _stream_to_temp([json.dumps(meta, indent=2).encode()], _meta_path(dest), lambda: None)
-        os.replace(meta_tmp, _meta_path(dest))
+        atomic_write_text(_meta_path(dest), json.dumps(meta, indent=2))
         return result
     except FetchError:
         raise

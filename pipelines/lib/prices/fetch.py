@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines.lib.io.files import atomic_write_bytes
 from pipelines.lib.io.http import (
     FetchError,
     RetryPolicy,
@@ -46,7 +47,7 @@ from pipelines.lib.prices.normalize import (
 )
 from pipelines.lib.prices.normalize import QUARANTINE_SCHEMA as PARSED_QUARANTINE_SCHEMA
 from pipelines.lib.prices.oci import parse_oci_products
-from pipelines.lib.warehouse.staging import atomic_write, write_staged
+from pipelines.lib.warehouse.staging import write_staged
 from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA, validate_or_quarantine
 from schemas.prices import CloudPriceRow
 
@@ -83,7 +84,7 @@ def provider_raw_dir(raw_root: Path, provider: str, day: str) -> Path:
 
 def _save(directory: Path, name: str, body: bytes) -> Path:
     """Keep a raw response as fetched (atomically)."""
-    return atomic_write(directory / name, lambda tmp: tmp.write_bytes(body))
+    return atomic_write_bytes(directory / name, body)
 
 
 def _base(url: str) -> str:

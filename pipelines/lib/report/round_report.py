@@ -23,6 +23,8 @@ from typing import Sequence
 
 import duckdb
 
+from pipelines.lib.warehouse.query import fetch_dicts
+
 ON_DEMAND = {"ondemand"}  # pricing_model with '-', '_' and spaces removed, lower case
 
 CHARTS = {
@@ -80,15 +82,7 @@ def _select(con, table: str, wanted: Sequence[str], where: str = "", params: Seq
     order_by = [c.strip() for c in order.split(",") if c.strip() and c.strip().split(" ")[0] in have]
     if order_by:
         sql += " order by " + ", ".join(order_by)
-    cur = con.execute(sql, list(params))
-    rows = [dict(zip(present, r)) for r in cur.fetchall()]
-    return [{c: r.get(c) for c in wanted} for r in rows]
-
-
-def _records(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence = ()) -> list[dict]:
-    cur = con.execute(sql, list(params))
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row)) for row in cur.fetchall()]
+    return [{c: r.get(c) for c in wanted} for r in fetch_dicts(con, sql, params)]
 
 
 def _matches(accelerator: str | None, wanted: Sequence[str] | None) -> bool:

@@ -33,7 +33,8 @@ def complete_builds(base: Path | None = None) -> list[Path]:
     return good
 
 
-def _build_record(path: Path) -> dict:
+def read_build_record(path: Path) -> dict:
+    """A kept build's published.json record (name, fingerprint, build time, row counts), read from the file."""
     con = duckdb.connect(str(path), read_only=True)
     try:
         built_at, fingerprint = con.execute("select built_at, fingerprint from _build_info").fetchone()
@@ -72,7 +73,7 @@ def _rollback(base: Path, to: str | None) -> dict:
         if not older:
             raise ValueError(f"no kept build older than the published one ({current}); nothing to roll back to")
         target = older[-1]
-    record = _build_record(target) | {"rolled_back_from": current}
+    record = read_build_record(target) | {"rolled_back_from": current}
     publish(target, base)
     write_published_info(record, base)
     return record
