@@ -21,6 +21,7 @@ from pipelines.lib.mlperf.archive import (
     results_folder_index,
     top_folder,
 )
+from pipelines.lib.mlperf.events import EVENT_KEYS
 from pipelines.lib.mlperf.mllog import (
     MLL,
     MLLOG,
@@ -68,11 +69,6 @@ class RoundRules:
         return p.semantics.exercised_by(text) == c.semantics.exercised_by(text)
 
 
-# The timeline of a run kept as events: enough to recompute timings and throughput in SQL.
-EVENT_KEYS = frozenset({
-    "init_start", "init_stop", "run_start", "run_stop", "block_start", "block_stop",
-    "epoch_start", "epoch_stop", "eval_accuracy",
-})
 EVENT_COLUMNS = ("run_file", "lineno", "time_ms", "key", "value", "epoch_num", "first_epoch_num",
                  "epoch_count", "samples_count", "status")
 

@@ -40,12 +40,13 @@ from pipelines.lib.prices.catalog import (
 from pipelines.lib.prices.curated import CURATED_CSV, load_curated_prices
 from pipelines.lib.prices.gcp import gcp_next_page_token, parse_gcp_skus
 from pipelines.lib.prices.normalize import (
+    PARSED_QUARANTINE_SCHEMA,
     PRICE_SCHEMA,
+    STAGED_PRICE_SCHEMA,
     ParsedPrices,
     concat_parsed,
     payload_text,
 )
-from pipelines.lib.prices.normalize import QUARANTINE_SCHEMA as PARSED_QUARANTINE_SCHEMA
 from pipelines.lib.prices.oci import parse_oci_products
 from pipelines.lib.warehouse.staging import write_staged
 from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA, validate_or_quarantine
@@ -259,7 +260,7 @@ def stage_prices(provider: str, parsed: ParsedPrices, base: Path | None, day: st
         [pl.col(c).cast(t) for c, t in QUARANTINE_SCHEMA.items()]
     )
     prices = parsed.prices.select([pl.col(c).cast(t) for c, t in PRICE_SCHEMA.items()]).with_columns(
-        pl.lit(fetched_at).cast(pl.Datetime("us", "UTC")).alias("fetched_at"),
+        pl.lit(fetched_at).cast(STAGED_PRICE_SCHEMA["fetched_at"]).alias("fetched_at"),
         pl.lit(snapshot).alias("snapshot"),
     )
     prices, invalid = validate_or_quarantine(
