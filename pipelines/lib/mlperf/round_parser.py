@@ -9,10 +9,11 @@ import re
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 from pipelines.lib.io.jsonsafe import loads_bounded
+from pipelines.lib.io.numbers import number_or_none
 from pipelines.lib.mlperf import compliance
 from pipelines.lib.mlperf.archive import (
     RESULT_LAYOUTS,
@@ -101,11 +102,7 @@ def _quarantine(tables: RoundTables, round_version: str, file: str, reason: str,
     })
 
 
-_NUMERIC = (int, float)
-
-
-def _number(value):
-    return float(value) if type(value) in _NUMERIC else None  # bool is not a number here
+_number = partial(number_or_none, text=False)  # event values: numbers only, never text
 
 
 def add_events(events: dict[str, list], run_file: str, lines) -> None:

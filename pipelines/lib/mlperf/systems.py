@@ -8,6 +8,7 @@ import re
 
 from pipelines.lib.io.jsonsafe import JSONTooDeep, loads_bounded
 from pipelines.lib.mlperf.precision import system_precision
+from pipelines.lib.prices.clouds import cloud_of_submitter
 
 # Misspellings seen in published systems files, mapped to the schema's key.
 _KEY_ALIASES = {
@@ -83,8 +84,6 @@ def availability_category(status: str | None, submitter: str | None = None) -> s
     for pattern, category in _AVAILABILITY:
         if pattern.search(status):
             if category == "available":
-                from pipelines.lib.prices.clouds import cloud_of_submitter
-
                 return "cloud" if cloud_of_submitter(submitter) else "on-premise"
             return category
     return "unknown"

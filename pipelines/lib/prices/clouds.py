@@ -29,16 +29,17 @@ def submitter_fragments() -> dict[str, tuple[str, ...]]:
     return {provider: tuple(fragments) for provider, fragments in out.items()}
 
 
+def clouds_of_submitter(submitter: str | None) -> list[str]:
+    """The price providers a submitter is (e.g. ['gcp'] for Google; [] for everyone else): the rule."""
+    name = (submitter or "").lower()
+    return [provider for provider, fragments in submitter_fragments().items() if any(f in name for f in fragments)]
+
+
 def is_native_cloud(submitter: str | None, provider: str | None) -> bool:
     """A cloud's own submission priced on its own cloud (Google on gcp, whatever the price source)."""
-    name = (submitter or "").lower()
-    return any(f in name for f in submitter_fragments().get((provider or "").lower(), ()))
+    return (provider or "").lower() in clouds_of_submitter(submitter)
 
 
 def cloud_of_submitter(submitter: str | None) -> str | None:
-    """The price provider a submitter is (e.g. 'gcp' for Google), or None for everyone else."""
-    name = (submitter or "").lower()
-    for provider, fragments in submitter_fragments().items():
-        if any(f in name for f in fragments):
-            return provider
-    return None
+    """The first price provider a submitter is, or None."""
+    return next(iter(clouds_of_submitter(submitter)), None)
