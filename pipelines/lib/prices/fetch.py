@@ -52,8 +52,6 @@ from pipelines.lib.warehouse.staging import write_staged
 from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA, validate_or_quarantine
 from schemas.prices import CloudPriceRow
 
-PROVIDERS = ("azure", "aws", "gcp", "oci", "curated", "catalog")
-
 AZURE_PATH = "/api/retail/prices"
 # GPU VM SKUs: the N-series families that carry accelerators (ND: training, NC: compute GPUs).
 AZURE_GPU_FILTER = (

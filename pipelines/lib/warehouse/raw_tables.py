@@ -18,10 +18,5 @@ RAW_TABLES["quarantine"] = QUARANTINE_SCHEMA
 RAW_TABLES["cloud_prices"] = STAGED_PRICE_SCHEMA
 
 
-def register(name: str, schema: dict) -> None:
-    """Other domains (prices, ...) add their staged tables here."""
-    RAW_TABLES[name] = schema
-
-
 def empty(name: str) -> pl.DataFrame:
     return pl.DataFrame(schema=RAW_TABLES[name])
