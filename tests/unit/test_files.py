@@ -15,7 +15,7 @@ from pipelines.lib.io.files import (
     temp_path,
 )
 from pipelines.lib.io.locking import STALE_SECONDS, remove_stale_files
-from pipelines.lib.warehouse.query import fetch_dicts
+from pipelines.lib.warehouse.query import fetch_dicts, quote_ident
 
 
 def test_atomic_write_replaces_the_whole_file(tmp_path):
@@ -72,3 +72,10 @@ def test_fetch_dicts_keys_rows_by_column_name():
     assert fetch_dicts(con, "select 1 as a, ? as b union all select 2, 'y' order by a", ["x"]) == [
         {"a": 1, "b": "x"}, {"a": 2, "b": "y"}]
     assert fetch_dicts(con, "select 1 as a where false") == []
+
+
+def test_quote_ident_names_any_table():
+    con = duckdb.connect()
+    name = 'odd "name" table'
+    con.execute(f"create table {quote_ident(name)} as select 1 as x")
+    assert fetch_dicts(con, f"select count(*) as n from {quote_ident(name)}") == [{"n": 1}]

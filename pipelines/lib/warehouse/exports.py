@@ -17,16 +17,12 @@ import duckdb
 
 from pipelines.lib.io.files import replace_directory
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
-from pipelines.lib.warehouse.query import connect_readonly
+from pipelines.lib.warehouse.query import connect_readonly, quote_ident
 
 PUBLIC_PREFIXES = ("dim_", "fct_", "mart_")
 # Written into every export directory: only a directory holding it is ever replaced.
 EXPORT_MARKER = ".mlperf-warehouse-export"
 FORMATS = ("parquet", "csv")
-
-
-def quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def quote_literal(text: str) -> str:

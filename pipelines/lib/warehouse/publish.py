@@ -13,6 +13,7 @@ from pipelines.lib.warehouse.build import (
     read_published_info,
     write_published_info,
 )
+from pipelines.lib.warehouse.query import quote_ident
 
 
 def complete_builds(base: Path | None = None) -> list[Path]:
@@ -40,7 +41,7 @@ def read_build_record(path: Path) -> dict:
         built_at, fingerprint = con.execute("select built_at, fingerprint from _build_info").fetchone()
         names = [n for (n,) in con.execute(
             "select table_name from information_schema.tables where table_schema = 'main' order by 1").fetchall()]
-        counts = {n: con.execute('select count(*) from "' + n.replace('"', '""') + '"').fetchone()[0] for n in names}
+        counts = {n: con.execute(f"select count(*) from {quote_ident(n)}").fetchone()[0] for n in names}
     finally:
         con.close()
     return {"fingerprint": fingerprint, "build": path.name, "built_at": built_at, "row_counts": counts}

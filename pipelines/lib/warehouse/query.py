@@ -16,6 +16,11 @@ class WarehouseMissing(Exception):
 
 
 
+def quote_ident(name: str) -> str:
+    """A table or column name as a DuckDB identifier (for names read from the catalog, never typed in)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | tuple | None = None) -> list[dict]:
     """The rows of a query as dicts keyed by column name."""
     cursor = con.execute(sql, list(params or []))
