@@ -186,6 +186,7 @@ def test_browser_filters_sorts_and_follows_links(browser, synthetic_site):
     assert page.locator("#rounds .card").count() == 2
     page.click("text=MLPerf Training v4.1")
     assert page.url.endswith("/rounds/v4.1/index.html")
+    page.wait_for_function("document.getElementById('shown-count').textContent !== ''")  # site.js has run
     assert len(visible_rows(page)) == 11
     assert page.text_content("#shown-count") == "11 of 11 systems shown"
 
