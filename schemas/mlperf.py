@@ -4,6 +4,8 @@ import pandera.polars as pa
 import polars as pl
 from pandera.api.polars.types import PolarsData
 
+from pipelines.lib.mlperf.events import EVENT_KEYS
+
 ROUND = r"^v\d+\.\d+$"
 
 # Bounds that no real log comes near (checked against every shared round) but that catch NaN, ±inf,
@@ -22,16 +24,19 @@ class MlperfEvent(pa.DataFrameModel):
     """One timeline line of a result log (run, init, block, epoch and eval events)."""
 
     round: str = pa.Field(str_matches=ROUND)
+    submitter: str = pa.Field(nullable=True)
+    system: str = pa.Field(nullable=True)
+    benchmark: str = pa.Field(nullable=True)
     run_file: str
     lineno: int = pa.Field(ge=0)
     time_ms: float = pa.Field(ge=0, le=MAX_EPOCH_MS)
-    key: str = pa.Field(isin=[
-        "init_start", "init_stop", "run_start", "run_stop", "block_start", "block_stop",
-        "epoch_start", "epoch_stop", "eval_accuracy",
-    ])
+    key: str = pa.Field(isin=sorted(EVENT_KEYS))
     value: float = pa.Field(nullable=True, ge=-1e15, le=1e15)
+    epoch_num: float = pa.Field(nullable=True)
+    first_epoch_num: float = pa.Field(nullable=True)
     epoch_count: float = pa.Field(nullable=True, ge=0, le=MAX_BLOCK_SAMPLES)
     samples_count: float = pa.Field(nullable=True, ge=0, le=MAX_BLOCK_SAMPLES)
+    status: str = pa.Field(nullable=True)
 
 
 class MlperfRun(pa.DataFrameModel):
@@ -42,20 +47,28 @@ class MlperfRun(pa.DataFrameModel):
     system: str = pa.Field(str_length={"min_value": 1})
     benchmark: str = pa.Field(str_length={"min_value": 1})
     run_file: str = pa.Field(unique=True)
+    ruleset: str = pa.Field(nullable=True)
+    ruleset_ref: str = pa.Field(nullable=True)
     passed_compliance: bool
     drop_reason: str = pa.Field(nullable=True)
     current_rules_drop_reason: str = pa.Field(nullable=True)
+    status: str = pa.Field(nullable=True)
     run_start_ms: float = pa.Field(nullable=True, ge=0, le=MAX_EPOCH_MS)
     run_stop_ms: float = pa.Field(nullable=True, ge=0, le=MAX_EPOCH_MS)
     time_to_train_minutes: float = pa.Field(nullable=True, ge=0, le=MAX_MINUTES)
     global_batch_size: float = pa.Field(nullable=True, ge=0, le=MAX_BATCH)
     samples_to_converge: float = pa.Field(nullable=True, ge=0, le=MAX_SAMPLES)
     seed: float = pa.Field(nullable=True, ge=-1e20, le=1e20)
+    benchmark_logged: str = pa.Field(nullable=True)
     steady_state_throughput: float = pa.Field(nullable=True, ge=0, le=MAX_THROUGHPUT)
     throughput_unit: str = pa.Field(nullable=True)
+    log_lines: int = pa.Field(nullable=True)
+    mllog_lines: int = pa.Field(nullable=True)
     parse_errors: int = pa.Field(ge=0)
+    first_parse_error: str = pa.Field(nullable=True)
     log_sha256: str = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
     precision_logged: str = pa.Field(nullable=True, isin=["fp4", "fp8", "bf16", "fp16"])
+    precision_evidence: str = pa.Field(nullable=True)
     throughput_counting: str = pa.Field(
         nullable=True, isin=["running_total", "block_count", "epoch_markers", "eval_markers"])
     progress_counted_in: str = pa.Field(nullable=True, isin=["epochs", "samples"])
@@ -86,13 +99,22 @@ class MlperfSystem(pa.DataFrameModel):
     submitter: str = pa.Field(str_length={"min_value": 1})
     system: str = pa.Field(str_length={"min_value": 1})
     system_name: str
+    submitter_declared: str = pa.Field(nullable=True)
     division: str = pa.Field(nullable=True, isin=["closed", "open"])
     availability: str = pa.Field(nullable=True)
+    availability_category: str = pa.Field(nullable=True)
     accelerator_model_name: str = pa.Field(nullable=True)
     accelerators_per_node: int = pa.Field(nullable=True, ge=0, le=100_000)
     number_of_nodes: int = pa.Field(nullable=True, ge=0, le=100_000)
     accelerator_count: int = pa.Field(nullable=True, ge=0, le=10_000_000)
+    host_processor_model_name: str = pa.Field(nullable=True)
+    host_processors_per_node: int = pa.Field(nullable=True)
+    framework: str = pa.Field(nullable=True)
+    official_fields_missing: str = pa.Field(nullable=True)
+    repaired_keys: str = pa.Field(nullable=True)
+    source_file: str = pa.Field(nullable=True)
     precision_stated: str = pa.Field(nullable=True, isin=["fp4", "fp8", "bf16"])
+    precision_evidence: str = pa.Field(nullable=True)
 
     class Config:
         unique = ["round", "submitter", "system"]
@@ -106,3 +128,5 @@ class MlperfScaling(pa.DataFrameModel):
     system: str
     benchmark: str
     scaling_factor: float = pa.Field(nullable=True, gt=0, le=100)
+    scaling_file: str = pa.Field(nullable=True)
+    scaling_problem: str = pa.Field(nullable=True)

@@ -2,7 +2,6 @@
 
 - `CloudPriceRow`: the normalized rows every price parser emits (contract of fct_cloud_price;
   `fetched_at` is added by the caller, so it is optional here).
-- `PriceQuarantineRow`: rows that were kept out, with the reason and the raw record.
 - `AzureRetailItem`, `OciPriceItem`: the flat fields of the raw shapes the parsers rely on.
 - `AcceleratorRow`, `AcceleratorAliasRow`: the dim_accelerator seed files.
 `pipelines.lib.warehouse.validation.validate_or_quarantine` validates lazily and turns failure cases into quarantine rows rather than
@@ -17,17 +16,22 @@ import pandera.polars as pa
 import polars as pl
 from pandera.engines import polars_engine as pe
 
-PRICING_MODELS = ["on_demand", "spot", "reserved_1y", "reserved_3y",
-                  "savings_plan_1y", "savings_plan_3y", "cud_1y", "cud_3y"]
+PRICING_MODELS = ("on_demand", "spot", "reserved_1y", "reserved_3y",
+                  "savings_plan_1y", "savings_plan_3y", "cud_1y", "cud_3y")
+# why: the dearest accelerator-hour anyone lists today is ~15 USD (B200/GB200 on demand); ten
+# times that is no real price but a placeholder or a per-pod figure mistaken for a per-chip one.
 MAX_PLAUSIBLE_PER_ACCELERATOR_HOUR_USD = 150.0
-PRICE_SOURCES = ["api", "list", "catalog"]
+# Where a price came from: a provider's own price API, a curated published list price
+# (curated_list_prices.csv), or the public SkyPilot catalog. One provider name per cloud whatever
+# the source (Google is `gcp` for all three); marts prefer api over list over catalog.
+PRICE_SOURCES = ("api", "list", "catalog")
 
 
 class CloudPriceRow(pa.DataFrameModel):
     provider: pe.String = pa.Field(str_length={"min_value": 1})
     sku: pe.String = pa.Field(str_length={"min_value": 1})
     region: pe.String = pa.Field(str_length={"min_value": 1})
-    pricing_model: pe.String = pa.Field(isin=PRICING_MODELS)
+    pricing_model: pe.String = pa.Field(isin=list(PRICING_MODELS))
     accelerator: pe.String = pa.Field(nullable=True)
     accelerators_per_instance: pe.Int64 = pa.Field(ge=1, le=65_536)  # TPU pod slices: thousands of chips
     # An upper bound also refuses NaN (it compares above every number in Polars).
@@ -38,8 +42,10 @@ class CloudPriceRow(pa.DataFrameModel):
     unit: pe.String
     source_url: pe.String = pa.Field(nullable=True)
     raw_ref: pe.String = pa.Field(str_length={"min_value": 1})
-    price_source: pe.String = pa.Field(isin=PRICE_SOURCES)
+    price_source: pe.String = pa.Field(isin=list(PRICE_SOURCES))
+    # Added when a fetch is staged: when it was fetched, and which snapshot (`<provider>-<day>`) it is.
     fetched_at: Optional[Annotated[pl.Datetime, "us", "UTC"]] = pa.Field(nullable=True)
+    snapshot: Optional[str] = pa.Field(nullable=True)
 
     @pa.dataframe_check(error="price_per_accelerator_hour_usd != price_per_hour_usd / accelerators_per_instance")
     def per_accelerator_price_consistent(cls, data: pa.PolarsData) -> pl.LazyFrame:
@@ -48,14 +54,6 @@ class CloudPriceRow(pa.DataFrameModel):
 
     class Config:
         strict = False  # callers add columns freely (fetched_at, snapshot ids, ...)
-
-
-class PriceQuarantineRow(pa.DataFrameModel):
-    source: pe.String
-    file: pe.String
-    record: pe.String
-    reason: pe.String = pa.Field(str_length={"min_value": 1})
-    payload: pe.String
 
 
 class AzureRetailItem(pa.DataFrameModel):

@@ -1,10 +1,28 @@
-"""The subcommands of `mlperf-warehouse`, one module each, and what they share: checking a value
-typed on the command line against the values the warehouse actually holds."""
+"""The subcommands of `mlperf-warehouse`, one module each, and what they share: the options every
+command takes, and checking a value typed on the command line against the values the warehouse
+actually holds."""
 
 from __future__ import annotations
 
+import argparse
 import difflib
 from collections.abc import Sequence
+from pathlib import Path
+
+
+def add_warehouse_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--warehouse-dir", metavar="DIR",
+                        help="where the warehouse lives (default: MLPERF_WAREHOUSE_DIR or ./warehouse)")
+
+
+def warehouse_base(args: argparse.Namespace) -> Path | None:
+    """`--warehouse-dir`, resolved; None means MLPERF_WAREHOUSE_DIR or ./warehouse."""
+    return Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
+
+
+def add_allow_external_access(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-external-access", action="store_true",
+                        help="let the SQL read and write files, INSTALL/LOAD extensions and use the network")
 
 
 class UsageError(Exception):

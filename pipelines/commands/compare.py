@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_warehouse_dir, warehouse_base
+
 EXAMPLES = """examples:
   mlperf-warehouse compare cloud-tpu-v5p-4096-maxtext cloud-tpu-trillium-1024-maxtext --benchmark gpt3 --round v4.1
   mlperf-warehouse query "select system, system_name from mart_scaling_efficiency where round = 'v4.1' and benchmark = 'gpt3'"
@@ -19,12 +21,15 @@ def register(subparsers) -> None:
     p.add_argument("system_b", help="the system to compare it with (B / A ratios are shown)")
     p.add_argument("--benchmark", required=True, metavar="NAME", help="e.g. gpt3")
     p.add_argument("--round", required=True, metavar="V", help="a round loaded in the warehouse, e.g. v4.1")
-    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    add_warehouse_dir(p)
     p.set_defaults(handler=run)
 
 
 def _find(con, round_version: str, benchmark: str, name: str) -> dict:
-    cur = con.execute(
+    from pipelines.lib.warehouse.query import fetch_dicts
+
+    rows = fetch_dicts(
+        con,
         """
         select r.*, u.mfu, u.peak_dense_bf16_flops
         from mart_scaling_efficiency as r
@@ -33,8 +38,6 @@ def _find(con, round_version: str, benchmark: str, name: str) -> dict:
         """,
         [round_version, benchmark, name, name],
     )
-    cols = [d[0] for d in cur.description]
-    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     if not rows:
         from pipelines.commands import unknown
 
@@ -50,7 +53,10 @@ def _find(con, round_version: str, benchmark: str, name: str) -> dict:
 
 def _costs(con, row: dict) -> tuple[dict | None, dict | None]:
     """(cheapest on-demand price option, cheapest on-demand price option on the submitter's own cloud)."""
-    cur = con.execute(
+    from pipelines.lib.warehouse.query import fetch_dicts
+
+    rows = fetch_dicts(
+        con,
         """
         select provider, region, sku, pricing_model, price_per_accelerator_hour_usd, cost_to_train_usd, is_native_cloud
         from mart_cost_to_train
@@ -60,8 +66,6 @@ def _costs(con, row: dict) -> tuple[dict | None, dict | None]:
         """,
         [row["round"], row["submitter"], row["system"], row["benchmark"]],
     )
-    cols = [d[0] for d in cur.description]
-    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
     native = [r for r in rows if r["is_native_cloud"]]
     return (rows[0] if rows else None), (native[0] if native else None)
 
@@ -107,14 +111,13 @@ def comparison_rows(a: dict, b: dict, cost_a, cost_b) -> list[tuple[str, str, st
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from pipelines.commands import check_benchmark, check_round, parse_round
     from pipelines.commands.query import render_table
     from pipelines.lib.io.paths import published_db
     from pipelines.lib.warehouse.query import connect_readonly
 
-    base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
+    base = warehouse_base(args)
     round_version = parse_round(args.round)
     with connect_readonly(published_db(base)) as con:
         check_round(con, round_version)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_warehouse_dir, warehouse_base
+
 EXAMPLES = """examples:
   mlperf-warehouse export --out exports/
   mlperf-warehouse export --format csv --tables fct_training_result,dim_system --out exports-csv/"""
@@ -19,7 +21,7 @@ def register(subparsers) -> None:
                    help="output directory (replaced; must be empty or a previous export)")
     p.add_argument("--tables", metavar="T,T",
                    help="comma-separated table names (default: every dim_/fct_/mart_ table and view)")
-    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    add_warehouse_dir(p)
     p.set_defaults(handler=run)
 
 
@@ -32,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.lib.warehouse.query import connect_readonly
 
     tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
-    base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
+    base = warehouse_base(args)
     if tables:
         with connect_readonly(published_db(base)) as con:
             available = list(public_tables(con))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_warehouse_dir, warehouse_base
+
 EXAMPLES = """examples:
   mlperf-warehouse prices --accelerator h100
   mlperf-warehouse prices --accelerator tpu                 # every TPU model, each on its own rows
@@ -47,7 +49,7 @@ def register(subparsers) -> None:
                    help="dim_accelerator key or model, or part of one, e.g. h100, tpu, nvidia-h100-sxm-80gb")
     p.add_argument("--pricing-model", default="on_demand", metavar="MODEL",
                    help="on_demand (default), spot, cud_1y, ... (a wrong one lists those the warehouse holds)")
-    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    add_warehouse_dir(p)
     p.set_defaults(handler=run)
 
 
@@ -77,13 +79,12 @@ def check_values(con, accelerator: str, pricing_model: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from pipelines.commands.query import render_table
     from pipelines.lib.io.paths import published_db
     from pipelines.lib.warehouse.query import connect_readonly
 
-    base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
+    base = warehouse_base(args)
     with connect_readonly(published_db(base)) as con:
         check_values(con, args.accelerator, args.pricing_model)
         columns, rows = cheapest(con, args.accelerator, args.pricing_model)

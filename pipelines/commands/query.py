@@ -9,6 +9,8 @@ import math
 import sys
 from decimal import Decimal
 
+from pipelines.commands import add_allow_external_access, add_warehouse_dir, warehouse_base
+
 DEFAULT_LIMIT = 50
 EXAMPLES = """examples:
   mlperf-warehouse query "select round, count(*) from fct_training_result group by 1 order by 1"
@@ -31,14 +33,12 @@ def register(subparsers) -> None:
                    help="table (default: rounded, at most --limit rows), csv or json (every row, full precision)")
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help=f"rows shown in table format (default {DEFAULT_LIMIT}; 0 = all); with csv/json: no limit unless given")
-    p.add_argument("--allow-external-access", action="store_true",
-                   help="let the SQL read and write files, INSTALL/LOAD extensions and use the network")
-    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    add_allow_external_access(p)
+    add_warehouse_dir(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     import duckdb
 
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.lib.warehouse.query import connect_readonly
 
     limit = args.limit if args.limit is not None else (DEFAULT_LIMIT if args.format == "table" else 0)
-    base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
+    base = warehouse_base(args)
     with connect_readonly(published_db(base), sandbox=not args.allow_external_access) as con:
         try:
             cursor = con.execute(args.sql)

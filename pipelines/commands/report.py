@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_warehouse_dir, warehouse_base
+
 EXAMPLES = """examples:
   mlperf-warehouse report --round v4.1 --out report/
   mlperf-warehouse report --round v4.1 --benchmark gpt3 --accelerators tpu,h100 --out report/
@@ -22,7 +24,7 @@ def register(subparsers) -> None:
     p.add_argument("--accelerators", metavar="A,B",
                    help="comma-separated accelerator keys (or parts of them), e.g. tpu,h100 (default: all)")
     p.add_argument("--out", required=True, metavar="DIR", help="output directory (created if missing)")
-    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    add_warehouse_dir(p)
     p.set_defaults(handler=run)
 
 
@@ -46,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.lib.report.round_report import build_report, default_benchmark
     from pipelines.lib.warehouse.query import connect_readonly
 
-    base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
+    base = warehouse_base(args)
     round_version = parse_round(args.round)
     accelerators = [a.strip() for a in (args.accelerators or "").split(",") if a.strip()] or None
     with connect_readonly(published_db(base)) as con:

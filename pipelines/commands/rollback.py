@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_warehouse_dir, warehouse_base
+
 EXAMPLES = """examples:
   mlperf-warehouse rollback
   mlperf-warehouse rollback --to mlperf-20260101T060000000000Z.duckdb   # a kept build named by `status`"""
@@ -16,18 +18,17 @@ def register(subparsers) -> None:
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--to", metavar="BUILD",
                    help="build file name or stamp, e.g. mlperf-20260101T060000000000Z.duckdb (see `status`)")
-    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    add_warehouse_dir(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from pipelines.commands import UsageError
     from pipelines.lib.warehouse.publish import rollback
 
     try:
-        record = rollback(Path(args.warehouse_dir).resolve() if args.warehouse_dir else None, args.to)
+        record = rollback(warehouse_base(args), args.to)
     except ValueError as exc:
         if args.to and "no complete kept build named" in str(exc):
             raise UsageError(str(exc)) from None  # a typo in --to: exit 2 with the kept builds

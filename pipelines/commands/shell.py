@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pipelines.commands import add_allow_external_access, add_warehouse_dir, warehouse_base
+
 EXAMPLES = """examples:
   mlperf-warehouse shell
   mlperf-warehouse shell --python
@@ -21,9 +23,8 @@ def register(subparsers) -> None:
         "open the file (pip install duckdb-cli), else a Python REPL with a DuckDB connection `con`.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--python", action="store_true", help="Python REPL even when the duckdb CLI is installed")
-    p.add_argument("--allow-external-access", action="store_true",
-                   help="let SQL read and write files, INSTALL/LOAD extensions and use the network")
-    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    add_allow_external_access(p)
+    add_warehouse_dir(p)
     p.set_defaults(handler=run)
 
 
@@ -50,12 +51,11 @@ def cli_command(cli: str, path, allow_external_access: bool) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     import subprocess
-    from pathlib import Path
 
     from pipelines.lib.io.paths import published_db
     from pipelines.lib.warehouse.query import WarehouseMissing, published_build_file
 
-    path = published_db(Path(args.warehouse_dir).resolve() if args.warehouse_dir else None)
+    path = published_db(warehouse_base(args))
     if not path.exists():
         raise WarehouseMissing(f"no published warehouse at {path}; run `mlperf-warehouse refresh` first")
     path = published_build_file(path)

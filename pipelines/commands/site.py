@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_warehouse_dir, warehouse_base
+
 EXAMPLES = """examples:
   mlperf-warehouse site --out site/ && xdg-open site/index.html
   mlperf-warehouse site --out site/ --rounds v4.1,v5.0 --no-reports"""
@@ -20,7 +22,7 @@ def register(subparsers) -> None:
     p.add_argument("--rounds", metavar="V,V",
                    help="comma-separated rounds, e.g. v4.1,v5.0 (default: every round in the warehouse)")
     p.add_argument("--no-reports", action="store_true", help="skip the per-benchmark reports (faster)")
-    p.add_argument("--warehouse-dir", metavar="DIR", help="where the warehouse lives (default: MLPERF_WAREHOUSE_DIR or ./warehouse)")
+    add_warehouse_dir(p)
     p.set_defaults(handler=run)
 
 
@@ -31,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.lib.report.site import build_site
     from pipelines.lib.warehouse.query import connect_readonly
 
-    base = Path(args.warehouse_dir).resolve() if args.warehouse_dir else None
+    base = warehouse_base(args)
     from pipelines.commands import parse_rounds
 
     rounds = parse_rounds(args.rounds or "") or None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from pipelines.commands import add_warehouse_dir, warehouse_base
+
 EXAMPLES = """examples:
   mlperf-warehouse status
   mlperf-warehouse status --json | jq .last_refresh.steps"""
@@ -15,7 +17,7 @@ def register(subparsers) -> None:
         description="What is published (build, rounds, price snapshots), the kept builds, and how the last "
         "refresh went, step by step.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--warehouse-dir", metavar="DIR", help="default: MLPERF_WAREHOUSE_DIR or ./warehouse")
+    add_warehouse_dir(p)
     p.add_argument("--json", action="store_true", help="machine-readable output (the last refresh as a list of steps)")
     p.set_defaults(handler=run)
 
@@ -70,11 +72,10 @@ def render(status: dict) -> str:
 
 def run(args: argparse.Namespace) -> int:
     import json
-    from pathlib import Path
 
     from pipelines.lib.warehouse.status import warehouse_status
 
-    status = warehouse_status(Path(args.warehouse_dir).resolve() if args.warehouse_dir else None)
+    status = warehouse_status(warehouse_base(args))
     if args.json:
         print(json.dumps(structured(status), indent=2, default=str))
     else:

@@ -8,7 +8,25 @@ from pipelines.lib.mlperf.rounds import (
 from pipelines.lib.mlperf.rules import DEFAULT_RULES_URL_TEMPLATE, rules_url_template
 
 
-class MlperfResultsSource(dg.ConfigurableResource):
+class Downloads(dg.ConfigurableResource):
+    """Retries and download limits of a resource that fetches; an unset limit means its environment
+    variable or default (README, "Limits and safety")."""
+
+    max_attempts: int = 5
+    backoff_seconds: float = 1.0
+    min_rate_bytes_per_second: int | None = None
+    min_rate_seconds: float | None = None
+    deadline_seconds: float | None = None
+
+    def retry_policy(self, **more):
+        from pipelines.lib.io.http import RetryPolicy
+
+        return RetryPolicy(max_attempts=self.max_attempts, backoff_seconds=self.backoff_seconds,
+                           min_rate_bytes=self.min_rate_bytes_per_second, min_rate_seconds=self.min_rate_seconds,
+                           deadline_seconds=self.deadline_seconds, **more)
+
+
+class MlperfResultsSource(Downloads):
     """Where round archives come from: a URL template with `{version}` (http(s), file:// or a path),
     and the `mlcommons/logging` archive of the rules each round was scored with (`{ref}`)."""
 
@@ -17,22 +35,12 @@ class MlperfResultsSource(dg.ConfigurableResource):
     # A round whose results that count shrink by more than this share is refused (previous data kept).
     max_shrink: float = DEFAULT_MAX_SHRINK
     accept_shrink: bool = False
-    max_attempts: int = 5
-    backoff_seconds: float = 1.0
-    # Download limits; unset means the environment variable or default (README, "Limits and safety").
     max_archive_bytes: int | None = None
-    min_rate_bytes_per_second: int | None = None
-    min_rate_seconds: float | None = None
-    deadline_seconds: float | None = None
 
     def policy(self):
-        from pipelines.lib.io.http import RetryPolicy
         from pipelines.lib.io.limits import limit
 
-        return RetryPolicy(max_attempts=self.max_attempts, backoff_seconds=self.backoff_seconds,
-                           max_bytes=self.max_archive_bytes or limit("max_archive_bytes"),
-                           min_rate_bytes=self.min_rate_bytes_per_second, min_rate_seconds=self.min_rate_seconds,
-                           deadline_seconds=self.deadline_seconds)
+        return self.retry_policy(max_bytes=self.max_archive_bytes or limit("max_archive_bytes"))
 
 
 class WarehouseLocation(dg.ConfigurableResource):

@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.lib.io.files import TEMP_GLOB
 from pipelines.lib.io.http import (
     FetchError,
     RetryPolicy,
-    _retry_after_seconds,
     fetch_to_file,
     get_json,
     make_session,
     recorded_sha256,
+    retry_after_seconds,
 )
 
 try:  # tests/ is a rootdir-less directory today; keep working if it becomes a package
@@ -52,7 +53,7 @@ def out(tmp_path: Path) -> Path:
 
 
 def leftovers(directory: Path) -> list[str]:
-    return sorted(p.name for p in directory.iterdir() if ".part-" in p.name)
+    return sorted(p.name for p in directory.glob(TEMP_GLOB))
 
 
 def test_download_writes_file_sha_and_sidecar(site, out):
@@ -121,10 +122,10 @@ def test_retry_after_is_capped_by_max_backoff(site, out):
 
 
 def test_retry_after_http_date():
-    assert _retry_after_seconds("120") == 120
-    later = _retry_after_seconds(time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 60)))
+    assert retry_after_seconds("120") == 120
+    later = retry_after_seconds(time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 60)))
     assert later is not None and 55 < later <= 61
-    assert _retry_after_seconds("soon") is None
+    assert retry_after_seconds("soon") is None
 
 
 def test_500s_until_out_of_attempts_leave_dest_alone(site, out):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.lib.io.files import TEMP_GLOB, TEMP_SUFFIX
 from pipelines.lib.io.http import (
     FetchError,
     LimitExceeded,
@@ -49,7 +50,7 @@ def _fetch_watching_size(url: str, dest: Path, policy: RetryPolicy = POLICY):
 
     def watch():
         while not done.is_set():
-            for p in dest.parent.glob(dest.name + ".part-*"):
+            for p in dest.parent.glob(f".{dest.name}.*{TEMP_SUFFIX}"):
                 try:
                     largest[0] = max(largest[0], p.stat().st_size)
                 except OSError:
@@ -70,7 +71,7 @@ def _fetch_watching_size(url: str, dest: Path, policy: RetryPolicy = POLICY):
 
 def _no_leftovers(dest: Path) -> None:
     assert not dest.exists()
-    assert list(dest.parent.glob("*.part-*")) == []
+    assert list(dest.parent.glob(TEMP_GLOB)) == []
 
 
 def test_endless_body_stops_at_the_cap_and_the_partial_file_is_removed(server, tmp_path):

@@ -17,7 +17,8 @@ from pipelines.lib.prices.catalog import (
 from pipelines.lib.prices.fetch import PriceFetchError, fetch_catalog
 from pipelines.lib.reference.seeds import load_seeds
 from pipelines.lib.warehouse.models import load_models, model_order
-from schemas.prices import CloudPriceRow, PriceQuarantineRow
+from schemas.prices import CloudPriceRow
+from schemas.quarantine import QuarantineRow
 from support.http_server import LoopbackServer, Reply
 from support.marts import sql_test_failures, submitters_of
 from support.price_site import (
@@ -58,7 +59,7 @@ def test_catalog_fetched_at_the_repository_paths_and_kept_as_fetched(fetched):
     gcp = next(f for f in files if f.name == "gcp_vms.csv")
     assert gcp.read_bytes() == (CATALOG_ROOT / "catalogs/v7/gcp/vms.csv").read_bytes()
     CloudPriceRow.validate(parsed.prices)
-    PriceQuarantineRow.validate(parsed.quarantine)
+    QuarantineRow.validate(parsed.quarantine)
     assert set(parsed.prices["price_source"]) == {"catalog"}
     assert {"gcp", "azure", "oci", "lambda", "runpod", "nebius", "cudo", "seeweb"} <= set(parsed.prices["provider"])
 

@@ -82,7 +82,7 @@ def test_the_next_refresh_removes_stale_files_and_rebuilds_a_truncated_published
     assert _refresh(environment).returncode == 0
     published = warehouse / "mlperf.duckdb"
     old = time.time() - 3600
-    stale = [warehouse / "raw" / "mlperf" / "training_results_v4.1.tar.gz.part-0123456789ab",
+    stale = [warehouse / "raw" / "mlperf" / ".training_results_v4.1.tar.gz.0123456789ab.tmp",
              warehouse / "builds" / "mlperf-20200101T000000000000Z.duckdb",  # an unfinished build
              warehouse / "builds" / "mlperf-20200101T000000000000Z.duckdb.wal",
              warehouse / "builds" / "mlperf-20990101T000000000000Z.duckdb.wal",

@@ -186,6 +186,7 @@ def test_browser_filters_sorts_and_follows_links(browser, synthetic_site):
     assert page.locator("#rounds .card").count() == 2
     page.click("text=MLPerf Training v4.1")
     assert page.url.endswith("/rounds/v4.1/index.html")
+    page.wait_for_function("document.getElementById('shown-count').textContent !== ''")  # site.js has run
     assert len(visible_rows(page)) == 11
     assert page.text_content("#shown-count") == "11 of 11 systems shown"
 
@@ -231,26 +232,14 @@ def real_site(tmp_path_factory):
         pytest.skip(f"shared v4.1 archive not found at {SHARED_MLPERF} (../shared beside the checkout)")
     from pipelines.defs.operations.refresh_runner import refresh
     from support.http_server import LoopbackServer
-    from support.price_site import PRICE_URL_VARIABLES, SHARED_PRICES, serve_fixtures
+    from support.price_site import refresh_environment
 
     base = tmp_path_factory.mktemp("real") / "warehouse"
-    saved = {k: os.environ.get(k) for k in ("MLPERF_WAREHOUSE_DIR", "MLPERF_GCP_API_KEY", *PRICE_URL_VARIABLES)}
-    os.environ["MLPERF_WAREHOUSE_DIR"] = str(base)
-    try:
-        with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
-            with_prices = SHARED_PRICES.is_dir()
-            if with_prices:
-                serve_fixtures(prices)
-                os.environ.update({k: prices.url for k in PRICE_URL_VARIABLES} | {"MLPERF_GCP_API_KEY": "test-key"})
+    with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
+        with refresh_environment(base, prices) as with_prices:
             summary = refresh(["v4.1"], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
                               rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz",
                               prices=with_prices, backoff_seconds=0.01)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
     assert summary.published, summary.render()
     db = base / "mlperf.duckdb"
     out = tmp_path_factory.mktemp("real_site")

@@ -3,7 +3,6 @@ then checked score by score against what the official scorer printed."""
 
 import csv
 import math
-import os
 from collections import defaultdict
 
 import duckdb
@@ -12,7 +11,7 @@ import pytest
 from pipelines.defs.operations.refresh_runner import refresh
 from support.http_server import LoopbackServer
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
-from support.price_site import PRICE_URL_VARIABLES, SHARED_PRICES, serve_fixtures
+from support.price_site import SHARED_PRICES, refresh_environment
 
 pytestmark = needs_shared_mlperf()
 ROUNDS = sorted(p.name.split("_")[2].split("-")[0] for p in SHARED_MLPERF.glob("training_results_v*.tar.gz"))
@@ -27,27 +26,15 @@ PARITY_CASES = sorted(
 def built(tmp_path_factory):
     """Every shared round, plus the shared price lists when present, refreshed twice over HTTP."""
     base = tmp_path_factory.mktemp("e2e") / "warehouse"
-    with_prices = SHARED_PRICES.is_dir()
-    saved = {k: os.environ.get(k) for k in ("MLPERF_WAREHOUSE_DIR", "MLPERF_GCP_API_KEY", *PRICE_URL_VARIABLES)}
-    os.environ["MLPERF_WAREHOUSE_DIR"] = str(base)
-    try:
-        with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
-            if with_prices:
-                serve_fixtures(prices)
-                os.environ.update({k: prices.url for k in PRICE_URL_VARIABLES} | {"MLPERF_GCP_API_KEY": "test-key"})
+    with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
+        with refresh_environment(base, prices) as with_prices:
             template = f"{server.url}/training_results_{{version}}-main.tar.gz"
             rules = f"{server.url}/logging/logging-{{ref}}.tar.gz"
             first = refresh(ROUNDS, url_template=template, rules_template=rules, prices=with_prices, backoff_seconds=0.01)
             fetched_first = len(server.requests)
             second = refresh(ROUNDS, url_template=template, rules_template=rules, prices=False)
             requests = list(server.requests[fetched_first:])
-        yield base, first, second, requests
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+            yield base, first, second, requests
 
 
 def test_all_rounds_load_and_quarantine_is_counted(built):

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from pathlib import Path
+from typing import Iterator
+
+import pytest
 
 from support.http_server import LoopbackServer, Reply
 from support.paths import SHARED_PRICES
@@ -56,3 +61,19 @@ def serve_fixtures(server: LoopbackServer, azure_page2: bytes | None = None) -> 
     server.route(GCP_TPU, lambda *_: json_reply(shared("gcp_billing_skus_tpu.json")))
     server.route(OCI, lambda *_: json_reply(shared("oci_products.json")))
     serve_catalog(server)
+
+
+@contextlib.contextmanager
+def refresh_environment(base: Path, prices: LoopbackServer) -> Iterator[bool]:
+    """For a whole refresh in this process: MLPERF_WAREHOUSE_DIR=base and, when the shared price lists
+    exist, them served by `prices` with every price URL variable pointing there. Yields whether prices
+    are served; the environment is restored afterwards."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MLPERF_WAREHOUSE_DIR", str(base))
+        with_prices = SHARED_PRICES.is_dir()
+        if with_prices:
+            serve_fixtures(prices)
+            for variable in PRICE_URL_VARIABLES:
+                env.setenv(variable, prices.url)
+            env.setenv("MLPERF_GCP_API_KEY", "test-key")
+        yield with_prices

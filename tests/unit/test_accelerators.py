@@ -17,7 +17,6 @@ from pipelines.lib.reference.accelerators import (
     AcceleratorMatcher,
     ParsedName,
     default_matcher,
-    match_accelerator_name,
     match_cloud_sku,
     match_mlperf_accelerator,
     parse_accelerator_name,
@@ -331,5 +330,5 @@ def test_every_accelerator_of_the_shared_rounds_has_the_peaks_its_hardware_suppo
     ("V100-32G", "nvidia-v100-sxm2-32gb"), ("V100-32GB", "nvidia-v100-sxm2-32gb"), ("Trainium", "aws-trainium"),
 ])
 def test_skypilot_accelerator_names(name, key):
-    """Every AcceleratorName of the SkyPilot catalog fixtures maps by the same rule."""
-    assert match_accelerator_name(name) == key
+    """Every AcceleratorName of the SkyPilot catalog fixtures maps by the same naming rule."""
+    assert default_matcher().rule(name) == key

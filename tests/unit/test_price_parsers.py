@@ -10,22 +10,20 @@ import tracemalloc
 import polars as pl
 import pytest
 
-from pipelines.lib.prices import (
-    aws_region_index_urls,
+from pipelines.lib.prices.aws import aws_region_index_urls, parse_aws_offer, parse_aws_offer_path
+from pipelines.lib.prices.azure import (
     azure_next_page,
-    concat_parsed,
-    gcp_next_page_token,
     is_repeating_link,
-    load_curated_prices,
-    parse_aws_offer,
-    parse_aws_offer_path,
     parse_azure_retail_page,
     parse_azure_retail_pages,
-    parse_gcp_skus,
-    parse_oci_products,
-    parse_skypilot_vms_csv,
 )
-from schemas.prices import CloudPriceRow, PriceQuarantineRow
+from pipelines.lib.prices.catalog import parse_skypilot_vms_csv
+from pipelines.lib.prices.curated import load_curated_prices
+from pipelines.lib.prices.gcp import gcp_next_page_token, parse_gcp_skus
+from pipelines.lib.prices.normalize import concat_parsed
+from pipelines.lib.prices.oci import parse_oci_products
+from schemas.prices import CloudPriceRow
+from schemas.quarantine import QuarantineRow
 from support.paths import FIXTURES, PROJECT_ROOT, SHARED_PRICES
 
 SHARED_PRICES = SHARED_PRICES
@@ -54,7 +52,8 @@ def reasons(quarantine: pl.DataFrame) -> list[str]:
 
 def assert_valid(result) -> None:
     CloudPriceRow.validate(result.prices)
-    PriceQuarantineRow.validate(result.quarantine)
+    QuarantineRow.validate(result.quarantine)
+    assert result.quarantine.null_count().sum_horizontal().sum() == 0  # a parser always names file, record, payload
 
 
 # --- Azure -----------------------------------------------------------------------------------

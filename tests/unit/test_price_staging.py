@@ -5,7 +5,7 @@ from datetime import date, datetime, timezone
 import polars as pl
 
 from pipelines.lib.prices.fetch import stage_prices
-from pipelines.lib.prices.normalize import PRICE_SCHEMA, QUARANTINE_SCHEMA, ParsedPrices
+from pipelines.lib.prices.normalize import PARSED_QUARANTINE_SCHEMA, PRICE_SCHEMA, ParsedPrices
 
 
 def _row(**overrides):
@@ -21,7 +21,7 @@ def _row(**overrides):
 def test_invalid_rows_are_quarantined_with_the_failed_check(warehouse):
     prices = pl.DataFrame([_row(), _row(raw_ref="meter-2", region="westus", price_per_accelerator_hour_usd=99.0)],
                           schema=PRICE_SCHEMA)
-    parsed = ParsedPrices(prices, pl.DataFrame(schema=QUARANTINE_SCHEMA))
+    parsed = ParsedPrices(prices, pl.DataFrame(schema=PARSED_QUARANTINE_SCHEMA))
     paths = stage_prices("azure", parsed, warehouse, "2026-11-29", datetime(2026, 11, 29, tzinfo=timezone.utc))
     assert (paths["rows"], paths["quarantined"]) == (1, 1)
     staged = pl.read_parquet(paths["prices"])
@@ -54,7 +54,7 @@ def test_snapshots_staged_before_price_source_are_read_with_one_provider_per_clo
         got = con.execute("select provider, price_source from fct_cloud_price").fetchall()
     assert got == [("gcp", "list")]
     new = pl.DataFrame([_row()], schema=PRICE_SCHEMA)
-    stage_prices("azure", ParsedPrices(new, pl.DataFrame(schema=QUARANTINE_SCHEMA)), warehouse, "2026-11-29")
+    stage_prices("azure", ParsedPrices(new, pl.DataFrame(schema=PARSED_QUARANTINE_SCHEMA)), warehouse, "2026-11-29")
     assert wh.build(warehouse).published
     with duckdb.connect(str(published_db(warehouse)), read_only=True) as con:
         got = sorted(con.execute("select provider, price_source from fct_cloud_price_current").fetchall())

@@ -67,7 +67,8 @@ def _table_metadata(rows: list[dict]) -> dg.MetadataValue:
     "outside its band carries a cause in mart_scaling_efficiency.weak_scaling_flag to read before using it.",
 )
 def metric_marts_sensible(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
-    from pipelines.lib.report.metrics import _rows, describe, scaling_findings
+    from pipelines.lib.report.metrics import describe, scaling_findings
+    from pipelines.lib.warehouse.query import fetch_dicts
 
     with connect_readonly(published_db(warehouse_location.path())) as con:
         tables = {t for (t,) in con.execute("select table_name from information_schema.tables").fetchall()}
@@ -75,11 +76,11 @@ def metric_marts_sensible(warehouse_location: WarehouseLocation) -> dg.AssetChec
         if "mart_scaling_efficiency" in tables:
             found["scaling out of range"] = scaling_findings(con)
         if "mart_cost_to_train" in tables:
-            found["cost not positive"] = _rows(con, """
+            found["cost not positive"] = fetch_dicts(con, """
                 select round, submitter, system, benchmark, cost_to_train_usd as value
                 from mart_cost_to_train where not cost_to_train_usd > 0""")
         if "mart_utilization" in tables:
-            found["MFU out of (0, 1]"] = _rows(con, """
+            found["MFU out of (0, 1]"] = fetch_dicts(con, """
                 select round, submitter, system, benchmark, round(mfu, 3) as value
                 from mart_utilization where mfu <= 0 or mfu > 1 order by mfu desc""")
     missing = sorted({"mart_scaling_efficiency", "mart_cost_to_train", "mart_utilization"} - tables)

@@ -1,5 +1,6 @@
 import dagster as dg
 
+from pipelines.defs.resources import Downloads
 from pipelines.lib.prices.catalog import DEFAULT_CATALOG_URL
 
 DEFAULT_AZURE_URL = "https://prices.azure.com"
@@ -8,7 +9,7 @@ DEFAULT_GCP_URL = "https://cloudbilling.googleapis.com"
 DEFAULT_OCI_URL = "https://apexapps.oracle.com"
 
 
-class PriceSources(dg.ConfigurableResource):
+class PriceSources(Downloads):
     """Base URLs of the price APIs (the real API paths are appended), the GCP key, and retries."""
 
     azure_url: str = DEFAULT_AZURE_URL
@@ -19,24 +20,13 @@ class PriceSources(dg.ConfigurableResource):
     catalog_clouds: list[str] = []  # SkyPilot catalog clouds to read; empty = every default cloud
     gcp_api_key: str = ""
     aws_regions: list[str] = ["us-east-1"]
-    max_attempts: int = 5
-    backoff_seconds: float = 1.0
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
-    # Download limits; unset means the environment variable or default (README, "Limits and safety").
     max_response_bytes: int | None = None
     max_aws_offer_bytes: int | None = None
-    min_rate_bytes_per_second: int | None = None
-    min_rate_seconds: float | None = None
-    deadline_seconds: float | None = None
 
     def policy(self):
-        from pipelines.lib.io.http import RetryPolicy
-
-        return RetryPolicy(max_attempts=self.max_attempts, backoff_seconds=self.backoff_seconds,
-                           timeout=(self.connect_timeout, self.read_timeout), max_bytes=self.max_response_bytes,
-                           min_rate_bytes=self.min_rate_bytes_per_second, min_rate_seconds=self.min_rate_seconds,
-                           deadline_seconds=self.deadline_seconds)
+        return self.retry_policy(timeout=(self.connect_timeout, self.read_timeout), max_bytes=self.max_response_bytes)
 
 
 def price_sources_from_env(**overrides) -> PriceSources:

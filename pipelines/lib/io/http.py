@@ -14,7 +14,6 @@ import json
 import math
 import os
 import random
-import secrets
 import socket
 import time
 import zlib
@@ -29,6 +28,7 @@ from urllib.request import url2pathname
 import requests
 import urllib3.exceptions
 
+from pipelines.lib.io.files import atomic_write_text, temp_path
 from pipelines.lib.io.limits import human, limit
 from pipelines.lib.io.redaction import redact, redact_bytes
 
@@ -115,7 +115,7 @@ class _Limits:
         return policy.timeout[0], min(policy.timeout[1], self.min_rate_seconds)
 
 
-class _Retryable(Exception):
+class RetryableError(Exception):
     """An attempt failed in a way that another attempt may fix (429, 5xx, truncated body)."""
 
     def __init__(self, cause: str, retry_after: str | None = None) -> None:
@@ -159,7 +159,7 @@ def _unreachable(exc: BaseException) -> str | None:
     return None
 
 
-def _retry_after_seconds(value: str) -> float | None:
+def retry_after_seconds(value: str) -> float | None:
     """Retry-After is either delta-seconds or an HTTP-date; None when unparseable."""
     try:
         seconds = float(value)
@@ -176,7 +176,7 @@ def _retry_after_seconds(value: str) -> float | None:
 
 
 def _delay(policy: RetryPolicy, attempt: int, retry_after: str | None) -> float:
-    if retry_after is not None and (seconds := _retry_after_seconds(retry_after)) is not None:
+    if retry_after is not None and (seconds := retry_after_seconds(retry_after)) is not None:
         return min(max(seconds, 0.0), policy.max_backoff_seconds)
     base = policy.backoff_seconds * 2 ** (attempt - 1)
     # Jitter keeps parallel assets from retrying against the same server in lock-step.
@@ -194,7 +194,7 @@ def _with_retries(url: str, policy: RetryPolicy, attempt: Callable[[], T], limit
         retry_after = None
         try:
             return attempt()
-        except _Retryable as exc:
+        except RetryableError as exc:
             cause, retry_after = str(exc), exc.retry_after
         except _TRANSIENT as exc:
             if (why := _unreachable(exc)) is not None:
@@ -218,7 +218,7 @@ def _send(session: requests.Session, method: str, url: str, policy: RetryPolicy,
     status = resp.status_code
     if status == 429 or status >= 500:
         resp.close()
-        raise _Retryable(f"HTTP {status} {resp.reason}", resp.headers.get("Retry-After"))
+        raise RetryableError(f"HTTP {status} {resp.reason}", resp.headers.get("Retry-After"))
     if status >= 400:
         resp.close()
         raise FetchError(f"{url}: HTTP {status} {resp.reason} (not retried)")
@@ -254,9 +254,9 @@ def recorded_sha256(dest: Path) -> str | None:
 
 
 def _stream_to_temp(chunks: Iterable[bytes], dest: Path, finish: Callable[[], None]) -> tuple[Path, str, int]:
-    """Write chunks to a fresh temp file beside dest (same filesystem, so os.replace is atomic).
-    Whatever goes wrong (a limit, a dropped connection, a full disk), the temp file is removed."""
-    tmp = dest.with_name(f"{dest.name}.part-{secrets.token_hex(6)}")
+    """Write chunks to a fresh temp file beside dest (same filesystem, so os.replace is atomic), synced
+    to disk. Whatever goes wrong (a limit, a dropped connection, a full disk), the temp file is removed."""
+    tmp = temp_path(dest)
     digest, size = hashlib.sha256(), 0
     try:
         with open(tmp, "xb") as out:
@@ -359,7 +359,7 @@ class _BoundedBody:
         """Raise if fewer bytes arrived than Content-Length promised (the server closed early)."""
         declared = self.resp.headers.get("Content-Length", "")
         if declared.isdigit() and self.wire < int(declared):
-            raise _Retryable(f"truncated body: got {self.wire} of {declared} bytes")
+            raise RetryableError(f"truncated body: got {self.wire} of {declared} bytes")
 
 
 def _read_local(path: Path, url: str, max_bytes: int) -> Iterable[bytes]:
@@ -420,8 +420,7 @@ def fetch_to_file(url: str, dest: Path, *, policy: RetryPolicy = RetryPolicy(),
         meta = {k: v for k, v in asdict(result).items() if k not in ("path", "changed")}
         if local is not None:
             meta["source_size"], meta["source_mtime_ns"] = before.st_size, before.st_mtime_ns
-        meta_tmp, _, _ = _stream_to_temp([json.dumps(meta, indent=2).encode()], _meta_path(dest), lambda: None)
-        os.replace(meta_tmp, _meta_path(dest))
+        atomic_write_text(_meta_path(dest), json.dumps(meta, indent=2))
         return result
     except FetchError:
         raise

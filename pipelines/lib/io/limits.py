@@ -23,22 +23,47 @@ SETTINGS: dict[str, tuple[str, float, str]] = {
     "max_archive_total_bytes": ("MLPERF_MAX_ARCHIVE_TOTAL_BYTES", 32 * GiB, "decompressed bytes of a whole archive"),
     "max_line_bytes": ("MLPERF_MAX_LINE_BYTES", 4 * MiB, "bytes of one line of a result log"),
     "max_json_depth": ("MLPERF_MAX_JSON_DEPTH", 256, "nesting depth of any JSON document"),
+    "max_config_bytes": ("MLPERF_MAX_CONFIG_BYTES", 1 * MiB,
+                         "bytes of a result log's configuration lines before run_start (read for its precision)"),
+    "max_rule_file_bytes": ("MLPERF_MAX_RULE_FILE_BYTES", 1 * MiB, "bytes of one rule file of a rules archive"),
+    "max_rule_files_bytes": ("MLPERF_MAX_RULE_FILES_BYTES", 32 * MiB, "bytes of all rule files of a rules archive"),
+    # A share, not a size: read with `share`.
+    "max_shrink": ("MLPERF_MAX_SHRINK", 0.25,
+                   "share of a round's counted results that may vanish against the published build"),
 }
+SHARES = frozenset({"max_shrink"})
+
+
+def _setting(name: str) -> tuple[str, float, str]:
+    """(environment variable, value, its text) of a setting: the variable if set, else the default."""
+    variable, default, _ = SETTINGS[name]
+    text = os.environ.get(variable, "").strip().replace("_", "")
+    if not text:
+        return variable, default, text
+    try:
+        return variable, float(text), text
+    except ValueError as exc:
+        raise ValueError(f"{variable}={text!r} is not a number") from exc
 
 
 def limit(name: str) -> int:
     """The current value of a limit: its environment variable (a number; `1e9` allowed), else the default."""
-    variable, default, _ = SETTINGS[name]
-    text = os.environ.get(variable, "").strip().replace("_", "")
-    if not text:
-        return int(default)
-    try:
-        value = float(text)
-    except ValueError as exc:
-        raise ValueError(f"{variable}={text!r} is not a number") from exc
+    if name in SHARES:
+        raise KeyError(f"{name} is a share: read it with share()")
+    variable, value, text = _setting(name)
     if not value > 0:
         raise ValueError(f"{variable} must be positive, got {text!r}")
     return int(value)
+
+
+def share(name: str) -> float:
+    """The current value of a share setting (between 0 and 1): its environment variable, else the default."""
+    if name not in SHARES:
+        raise KeyError(f"{name} is not a share: read it with limit()")
+    variable, value, text = _setting(name)
+    if not 0 <= value <= 1:
+        raise ValueError(f"{variable} must be a share between 0 and 1, not {text!r}")
+    return value
 
 
 def human(n: float) -> str:

@@ -17,6 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator
 
+from pipelines.lib.io.files import TEMP_GLOB
+
 REFRESH_LOCK = ".refresh.lock"
 BUILD_LOCK = ".build.lock"
 
@@ -69,12 +71,12 @@ STALE_SECONDS = 300  # a download in progress writes far more often (the minimum
 
 
 def remove_stale_files(base: Path, now: float | None = None) -> list[Path]:
-    """Leftovers of killed or failed runs: download `.part-*` files and `atomic_write` temp files
+    """Leftovers of killed or failed runs: temp files of downloads and atomic writes (`files.TEMP_GLOB`)
     untouched for STALE_SECONDS. (Unfinished builds and WAL files are removed by the build
     itself, under the build lock.) Returns what was removed."""
     now = now or time.time()
     removed = []
-    for pattern in ("raw/**/*.part-*", "staging/**/.*.tmp", "builds/.*.tmp", ".*.tmp"):
+    for pattern in (f"raw/**/{TEMP_GLOB}", f"staging/**/{TEMP_GLOB}", f"builds/{TEMP_GLOB}", TEMP_GLOB):
         for path in Path(base).glob(pattern):
             try:
                 if path.is_file() and now - path.stat().st_mtime > STALE_SECONDS:

@@ -102,8 +102,7 @@ def _unsafe(name: str) -> str | None:
 
 
 # Before `run_start` a log prints its configuration, where the training precision is stated
-# (precision.py): those lines are kept too, up to this many bytes.
-_MAX_CONFIG_BYTES = 1 << 20
+# (precision.py): those lines are kept too, up to `max_config_bytes` (limits.py).
 
 
 def read_log_stream(fh: IO[bytes], name: str, max_line: int) -> FilteredLog | str:
@@ -113,7 +112,7 @@ def read_log_stream(fh: IO[bytes], name: str, max_line: int) -> FilteredLog | st
     kept: list[bytes] = []
     physical = 0
     carry = b""
-    config_budget = _MAX_CONFIG_BYTES  # 0 once run_start is seen
+    config_budget = limit("max_config_bytes")  # 0 once run_start is seen
     digest = hashlib.sha256()  # the file as published: it identifies a log re-published elsewhere
     while True:
         chunk = fh.read(1 << 20)

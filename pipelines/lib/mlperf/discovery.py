@@ -17,7 +17,7 @@ import requests
 
 from pipelines.lib.io.http import (
     FetchError,
-    _Retryable,
+    RetryableError,
     check_followed_url,
     make_session,
     read_bounded,
@@ -88,7 +88,7 @@ def discover_rounds(etag: str | None = None, *, session: requests.Session | None
                 first_etag = resp.headers.get("ETag")
             try:
                 repos = loads_bounded(read_bounded(resp, url))
-            except (ValueError, _Retryable, requests.RequestException) as exc:
+            except (ValueError, RetryableError, requests.RequestException) as exc:
                 raise FetchError(f"{url}: unreadable or invalid JSON: {exc}") from exc
             finally:
                 resp.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from dataclasses import dataclass, replace
@@ -20,7 +19,7 @@ from pipelines.lib.io.http import (
     fetch_to_file,
     recorded_sha256,
 )
-from pipelines.lib.io.limits import limit
+from pipelines.lib.io.limits import SETTINGS, limit, share
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.io.paths import ensure_inside, published_db, raw_dir, staging_dir
 from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundRejected, RoundRules
@@ -39,18 +38,13 @@ from pipelines.lib.warehouse.staging import staged_files, write_staged
 _SAFE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # A round whose results that count shrink by more than this share against the published build is
 # refused (its previous data stays) unless the shrink is accepted.
-DEFAULT_MAX_SHRINK = 0.25
+# (`max_shrink` in pipelines/lib/io/limits.py, with every other limit.)
+DEFAULT_MAX_SHRINK = SETTINGS["max_shrink"][1]
 
 
 def max_shrink_from_env() -> float:
     """`MLPERF_MAX_SHRINK` (a share between 0 and 1), else the default."""
-    text = os.environ.get("MLPERF_MAX_SHRINK")
-    if not text:
-        return DEFAULT_MAX_SHRINK
-    value = float(text)
-    if not 0 <= value <= 1:
-        raise ValueError(f"MLPERF_MAX_SHRINK must be a share between 0 and 1, not {text!r}")
-    return value
+    return share("max_shrink")
 
 
 class RoundShrank(RoundRejected):

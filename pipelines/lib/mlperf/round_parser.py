@@ -12,10 +12,11 @@ import re
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 from pipelines.lib.io.jsonsafe import loads_bounded
+from pipelines.lib.io.numbers import number_or_none
 from pipelines.lib.mlperf import compliance
 from pipelines.lib.mlperf.archive import (
     RESULT_LAYOUTS,
@@ -24,6 +25,7 @@ from pipelines.lib.mlperf.archive import (
     results_folder_index,
     top_folder,
 )
+from pipelines.lib.mlperf.events import EVENT_KEYS
 from pipelines.lib.mlperf.mllog import (
     MLL,
     MLLOG,
@@ -71,11 +73,6 @@ class RoundRules:
         return p.semantics.exercised_by(text) == c.semantics.exercised_by(text)
 
 
-# The timeline of a run kept as events: enough to recompute timings and throughput in SQL.
-EVENT_KEYS = frozenset({
-    "init_start", "init_stop", "run_start", "run_stop", "block_start", "block_stop",
-    "epoch_start", "epoch_stop", "eval_accuracy",
-})
 EVENT_COLUMNS = ("run_file", "lineno", "time_ms", "key", "value", "epoch_num", "first_epoch_num",
                  "epoch_count", "samples_count", "status")
 
@@ -108,11 +105,7 @@ def _quarantine(tables: RoundTables, round_version: str, file: str, reason: str,
     })
 
 
-_NUMERIC = (int, float)
-
-
-def _number(value):
-    return float(value) if type(value) in _NUMERIC else None  # bool is not a number here
+_number = partial(number_or_none, text=False)  # event values: numbers only, never text
 
 
 def add_events(events: dict[str, list], run_file: str, lines) -> None:

@@ -25,6 +25,7 @@ from functools import cached_property, lru_cache
 from importlib import metadata, resources
 from pathlib import Path, PurePosixPath
 
+from pipelines.lib.io.limits import limit
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.mlperf.rounds import round_sort_key, url_template
 
@@ -33,8 +34,6 @@ DEFAULT_RULES_URL_TEMPLATE = "https://github.com/mlcommons/logging/archive/{ref}
 CHECKER_DIR = "mlperf_logging/compliance_checker/"
 # Rule folders: `0.6.0/` in early releases, `training_0.6.0/` later; `*_warn` and hpc_* are not scoring rules.
 _FOLDER = re.compile(r"^(?:training_)?(\d+)\.(\d+)\.(\d+)$")
-_MAX_RULE_FILE_BYTES = 1 << 20
-_MAX_RULE_FILES_BYTES = 32 << 20
 
 
 class RulesError(Exception):
@@ -175,6 +174,7 @@ def ruleset_from_archive(path: Path, ref: str, round_version: str) -> RuleSet:
     yaml_files: dict[str, str] = {}
     checker_source = None
     total = 0
+    max_file, max_total = limit("max_rule_file_bytes"), limit("max_rule_files_bytes")
     try:
         with tarfile.open(path, mode="r|gz") as tar:
             for info in tar:
@@ -185,8 +185,9 @@ def ruleset_from_archive(path: Path, ref: str, round_version: str) -> RuleSet:
                 inner = rel[len(CHECKER_DIR):]
                 if not (inner.endswith(".yaml") and inner.count("/") == 1) and inner != "mlp_compliance.py":
                     continue
-                if info.size > _MAX_RULE_FILE_BYTES or total + info.size > _MAX_RULE_FILES_BYTES:
-                    raise RulesError(f"rules archive {path.name}: {rel} is larger than the rule-file limit")
+                if info.size > max_file or total + info.size > max_total:
+                    raise RulesError(f"rules archive {path.name}: {rel} is over the rule-file limit "
+                                     "(MLPERF_MAX_RULE_FILE_BYTES, MLPERF_MAX_RULE_FILES_BYTES)")
                 total += info.size
                 text = tar.extractfile(info).read().decode("utf-8", "replace")
                 if inner == "mlp_compliance.py":

@@ -8,6 +8,7 @@ import statistics
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from pipelines.lib.io.numbers import number_or_none as _number
 from pipelines.lib.mlperf.mllog import LogLine
 from pipelines.lib.reference.seeds import BENCHMARKS_CSV
 
@@ -44,15 +45,6 @@ def _metadata(line: LogLine) -> dict:
     v = line.value
     md = v.get("metadata") if isinstance(v, dict) else None
     return md if isinstance(md, dict) else {}
-
-
-def _number(value) -> float | None:
-    if isinstance(value, bool):  # float(True) is 1.0: a boolean is no batch size or sample count
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
 
 
 def run_start_stop(lines: list[LogLine]) -> tuple[float | None, float | None]:

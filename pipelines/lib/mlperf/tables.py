@@ -8,41 +8,14 @@ import polars as pl
 
 from pipelines.lib.mlperf.round_parser import RoundRules, parse_round
 from pipelines.lib.warehouse.validation import quarantine_frame, validate_or_quarantine
+from schemas import polars_schema
 from schemas.mlperf import MlperfEvent, MlperfRun, MlperfScaling, MlperfSystem
 
-_RUN_TYPES = {
-    "round": pl.String, "submitter": pl.String, "system": pl.String, "benchmark": pl.String,
-    "run_file": pl.String, "ruleset": pl.String, "ruleset_ref": pl.String, "passed_compliance": pl.Boolean,
-    "drop_reason": pl.String, "current_rules_drop_reason": pl.String,
-    "status": pl.String, "run_start_ms": pl.Float64, "run_stop_ms": pl.Float64,
-    "time_to_train_minutes": pl.Float64, "global_batch_size": pl.Float64, "samples_to_converge": pl.Float64,
-    "seed": pl.Float64, "benchmark_logged": pl.String, "steady_state_throughput": pl.Float64,
-    "throughput_unit": pl.String, "log_lines": pl.Int64, "mllog_lines": pl.Int64, "parse_errors": pl.Int64,
-    "first_parse_error": pl.String, "log_sha256": pl.String,
-    "precision_logged": pl.String, "precision_evidence": pl.String,
-    "throughput_counting": pl.String, "progress_counted_in": pl.String, "throughput_null_reason": pl.String,
-    "progress_offset": pl.Float64,
-}
-_SYSTEM_TYPES = {
-    "round": pl.String, "submitter": pl.String, "system": pl.String, "system_name": pl.String,
-    "submitter_declared": pl.String, "division": pl.String, "availability": pl.String,
-    "availability_category": pl.String, "accelerator_model_name": pl.String,
-    "accelerators_per_node": pl.Int64, "number_of_nodes": pl.Int64, "accelerator_count": pl.Int64,
-    "host_processor_model_name": pl.String, "host_processors_per_node": pl.Int64, "framework": pl.String,
-    "official_fields_missing": pl.String, "repaired_keys": pl.String, "source_file": pl.String,
-    "precision_stated": pl.String, "precision_evidence": pl.String,
-}
-_SCALING_TYPES = {
-    "round": pl.String, "submitter": pl.String, "system": pl.String, "benchmark": pl.String,
-    "scaling_factor": pl.Float64, "scaling_file": pl.String, "scaling_problem": pl.String,
-}
-
-_EVENT_TYPES = {
-    "round": pl.String, "submitter": pl.String, "system": pl.String, "benchmark": pl.String,
-    "run_file": pl.String, "lineno": pl.Int64, "time_ms": pl.Float64, "key": pl.String, "value": pl.Float64,
-    "epoch_num": pl.Float64, "first_epoch_num": pl.Float64, "epoch_count": pl.Float64,
-    "samples_count": pl.Float64, "status": pl.String,
-}
+# Column names and dtypes are the Pandera models' (schemas/mlperf.py), written down once there.
+_RUN_TYPES = polars_schema(MlperfRun)
+_SYSTEM_TYPES = polars_schema(MlperfSystem)
+_SCALING_TYPES = polars_schema(MlperfScaling)
+_EVENT_TYPES = polars_schema(MlperfEvent)
 
 TABLES = {"mlperf_events": (_EVENT_TYPES, MlperfEvent, "run_file"),
           "mlperf_runs": (_RUN_TYPES, MlperfRun, "run_file"),

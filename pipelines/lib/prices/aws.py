@@ -155,14 +155,12 @@ class _TermEntryScanner:
         self.on_entry = on_entry
         self.buffer = b""
         self.pending = False  # the buffer starts with a wanted entry whose end is not seen yet
-        self.seen_entries = 0
 
     def send(self, data: bytes) -> None:
         buffer = self.buffer + data
         keep_from = max(0, len(buffer) - HOLD_BACK)
         position = 0
         while found := TERM_ENTRY.search(buffer, position):
-            self.seen_entries += 1
             if self.pending:
                 self._emit(buffer[:found.start()])
             self.pending = found.group(1).decode() in self.wanted

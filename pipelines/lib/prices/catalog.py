@@ -30,8 +30,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
+from pipelines.lib.io.numbers import number_or_none
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.prices.normalize import ParsedPrices, PriceCollector
 from pipelines.lib.reference.accelerators import (
@@ -90,19 +90,11 @@ def catalog_rules(path: Path = MAPPING_CSV) -> tuple[CatalogRule, ...]:
         )
 
 
-def _number(text: Any) -> float | None:
-    try:
-        value = float(str(text).strip())
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
-
-
 def _accelerator(cloud: str, row: dict[str, str]) -> tuple[str, int | None] | str:
     """(accelerator key, accelerators per instance), or the reason the row is not mapped."""
     name = (row.get("AcceleratorName") or "").strip()
     instance = (row.get("InstanceType") or "").strip()
-    count = _number(row.get("AcceleratorCount"))
+    count = number_or_none(row.get("AcceleratorCount"), finite=True)
     if not instance:
         slice_match = match_cloud_sku(name)
         if slice_match is not None:  # a GCP TPU slice: priced per slice, chips from its name
@@ -130,7 +122,7 @@ def _accelerator(cloud: str, row: dict[str, str]) -> tuple[str, int | None] | st
 
 
 def _spot_problem(row: dict[str, str], price: float) -> str | None:
-    spot = _number(row.get("SpotPrice"))
+    spot = number_or_none(row.get("SpotPrice"), finite=True)
     if spot is None or spot in NO_SPOT_SENTINELS:
         return None
     if spot > price * (1 + 1e-9):
@@ -161,7 +153,7 @@ def parse_skypilot_vms_csv(data: bytes | str, cloud: str, *, file: str = "", sou
         if isinstance(mapped, str):
             out.quarantine(ref, mapped, row)
             continue
-        price = _number(row.get("Price"))
+        price = number_or_none(row.get("Price"), finite=True)
         if price is None:
             out.quarantine(ref, f"no on-demand price (Price {row.get('Price')!r})", row)
             continue

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines.lib.io.files import atomic_write_bytes
 from pipelines.lib.io.http import (
     FetchError,
     RetryPolicy,
@@ -39,18 +40,17 @@ from pipelines.lib.prices.catalog import (
 from pipelines.lib.prices.curated import CURATED_CSV, load_curated_prices
 from pipelines.lib.prices.gcp import gcp_next_page_token, parse_gcp_skus
 from pipelines.lib.prices.normalize import (
+    PARSED_QUARANTINE_SCHEMA,
     PRICE_SCHEMA,
+    STAGED_PRICE_SCHEMA,
     ParsedPrices,
     concat_parsed,
     payload_text,
 )
-from pipelines.lib.prices.normalize import QUARANTINE_SCHEMA as PARSED_QUARANTINE_SCHEMA
 from pipelines.lib.prices.oci import parse_oci_products
-from pipelines.lib.warehouse.staging import atomic_write, write_staged
+from pipelines.lib.warehouse.staging import write_staged
 from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA, validate_or_quarantine
 from schemas.prices import CloudPriceRow
-
-PROVIDERS = ("azure", "aws", "gcp", "oci", "curated", "catalog")
 
 AZURE_PATH = "/api/retail/prices"
 # GPU VM SKUs: the N-series families that carry accelerators (ND: training, NC: compute GPUs).
@@ -83,7 +83,7 @@ def provider_raw_dir(raw_root: Path, provider: str, day: str) -> Path:
 
 def _save(directory: Path, name: str, body: bytes) -> Path:
     """Keep a raw response as fetched (atomically)."""
-    return atomic_write(directory / name, lambda tmp: tmp.write_bytes(body))
+    return atomic_write_bytes(directory / name, body)
 
 
 def _base(url: str) -> str:
@@ -258,7 +258,7 @@ def stage_prices(provider: str, parsed: ParsedPrices, base: Path | None, day: st
         [pl.col(c).cast(t) for c, t in QUARANTINE_SCHEMA.items()]
     )
     prices = parsed.prices.select([pl.col(c).cast(t) for c, t in PRICE_SCHEMA.items()]).with_columns(
-        pl.lit(fetched_at).cast(pl.Datetime("us", "UTC")).alias("fetched_at"),
+        pl.lit(fetched_at).cast(STAGED_PRICE_SCHEMA["fetched_at"]).alias("fetched_at"),
         pl.lit(snapshot).alias("snapshot"),
     )
     prices, invalid = validate_or_quarantine(

@@ -15,43 +15,24 @@ from typing import Any, Callable
 
 import polars as pl
 
+from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA
+from schemas import polars_schema
+from schemas.prices import (
+    MAX_PLAUSIBLE_PER_ACCELERATOR_HOUR_USD,
+    PRICE_SOURCES,
+    PRICING_MODELS,
+    CloudPriceRow,
+)
+
+# A staged price snapshot (`CloudPriceRow`), and the row every parser emits: the same without the two
+# columns added when it is staged.
+STAGED_PRICE_SCHEMA: dict[str, pl.DataType] = polars_schema(CloudPriceRow)
 PRICE_SCHEMA: dict[str, pl.DataType] = {
-    "provider": pl.String,
-    "sku": pl.String,
-    "region": pl.String,
-    "pricing_model": pl.String,
-    "accelerator": pl.String,
-    "accelerators_per_instance": pl.Int64,
-    "price_per_hour_usd": pl.Float64,
-    "price_per_accelerator_hour_usd": pl.Float64,
-    "effective_date": pl.Date,
-    "currency": pl.String,
-    "unit": pl.String,
-    "source_url": pl.String,
-    "raw_ref": pl.String,
-    "price_source": pl.String,
-}
-QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
-    "source": pl.String,
-    "file": pl.String,
-    "record": pl.String,
-    "reason": pl.String,
-    "payload": pl.String,
-}
+    c: t for c, t in STAGED_PRICE_SCHEMA.items() if c not in ("fetched_at", "snapshot")}
+# Quarantine rows as a parser writes them; the partition (the snapshot) is added when they are staged.
+PARSED_QUARANTINE_SCHEMA: dict[str, pl.DataType] = {c: t for c, t in QUARANTINE_SCHEMA.items() if c != "partition"}
 PRICE_KEY = ("provider", "sku", "region", "pricing_model")
 
-# Where a price came from: a provider's own price API, a curated published list price
-# (curated_list_prices.csv), or the public SkyPilot catalog. One provider name per cloud whatever
-# the source (Google is `gcp` for all three); marts prefer api over list over catalog.
-PRICE_SOURCES = ("api", "list", "catalog")
-
-PRICING_MODELS = (
-    "on_demand", "spot", "reserved_1y", "reserved_3y",
-    "savings_plan_1y", "savings_plan_3y", "cud_1y", "cud_3y",
-)
-# why: the dearest accelerator-hour anyone lists today is ~15 USD (B200/GB200 on demand); ten
-# times that is no real price but a placeholder or a per-pod figure mistaken for a per-chip one.
-MAX_PLAUSIBLE_PER_ACCELERATOR_HOUR_USD = 150.0
 # why: SkyPilot writes 700.0 (TPU_V6E_MAX_PRICE) where Google has no price for a region.
 PLACEHOLDER_PRICES_USD = frozenset({700.0})
 HOURS_PER_YEAR = 8760  # Azure reservations and AWS upfront fees are spread over 365-day years
@@ -199,8 +180,8 @@ class PriceCollector:
         for row in duplicates.iter_rows(named=True):
             self.quarantine(row["raw_ref"], "duplicate price for the same provider/sku/region/pricing_model "
                             "(first one kept)", row)
-        quarantine = pl.DataFrame(self.quarantined, schema=QUARANTINE_SCHEMA, orient="row") if self.quarantined \
-            else pl.DataFrame(schema=QUARANTINE_SCHEMA)
+        quarantine = pl.DataFrame(self.quarantined, schema=PARSED_QUARANTINE_SCHEMA, orient="row") if self.quarantined \
+            else pl.DataFrame(schema=PARSED_QUARANTINE_SCHEMA)
         return ParsedPrices(prices, quarantine, self.skipped_non_accelerator)
 
 
@@ -215,7 +196,7 @@ def split_duplicate_keys(prices: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFra
 def concat_parsed(parts: list[ParsedPrices], source: str = "prices") -> ParsedPrices:
     """Combine the results of several raw files (pages) of one source, re-checking keys."""
     prices = pl.concat([p.prices for p in parts]) if parts else pl.DataFrame(schema=PRICE_SCHEMA)
-    quarantine = pl.concat([p.quarantine for p in parts]) if parts else pl.DataFrame(schema=QUARANTINE_SCHEMA)
+    quarantine = pl.concat([p.quarantine for p in parts]) if parts else pl.DataFrame(schema=PARSED_QUARANTINE_SCHEMA)
     prices, duplicates = split_duplicate_keys(prices)
     if not duplicates.is_empty():
         extra = pl.DataFrame([
@@ -224,7 +205,7 @@ def concat_parsed(parts: list[ParsedPrices], source: str = "prices") -> ParsedPr
                        "(first one kept)",
              "payload": payload_text(row)}
             for row in duplicates.iter_rows(named=True)
-        ], schema=QUARANTINE_SCHEMA, orient="row")
+        ], schema=PARSED_QUARANTINE_SCHEMA, orient="row")
         quarantine = pl.concat([quarantine, extra])
     return ParsedPrices(prices, quarantine, sum(p.skipped_non_accelerator for p in parts))
 

@@ -401,9 +401,3 @@ def match_mlperf_accelerator(name: str | None, system_name: str | None = None) -
 
 def match_cloud_sku(sku: str) -> SkuMatch | None:
     return default_matcher().cloud_sku(sku)
-
-
-def match_accelerator_name(name: str | None) -> str | None:
-    """The naming rule alone, for accelerator names outside MLPerf systems files (e.g. the SkyPilot
-    catalog's AcceleratorName: 'A100-80GB', 'H100-MEGA', 'V100-32GB', 'MI300X')."""
-    return default_matcher().rule((name or "").strip())

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from pipelines.lib.warehouse.query import fetch_dicts
+
 
 def _positive(name: str, value: float) -> float:
     if value is None or not value > 0:
@@ -153,24 +155,18 @@ MEDIAN_RATIO_BAND = (0.95, 2.0)  # the same, median over a benchmark's runs in o
 WEAK_EFFICIENCY_BAND = (0.30, 1.10)
 
 
-def _rows(con, sql: str, params: list | None = None) -> list[dict]:
-    cur = con.execute(sql, params or [])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r)) for r in cur.fetchall()]
-
-
 def throughput_ratio_findings(con) -> dict[str, list[dict]]:
     """Runs whose steady-state ÷ end-to-end throughput lies outside RUN_RATIO_BAND (left out of the
     scaling marts), and benchmark rounds whose median lies outside MEDIAN_RATIO_BAND (a unit or
     counting error in the benchmark's throughput)."""
     lo, hi = RUN_RATIO_BAND
-    runs = _rows(con, """
+    runs = fetch_dicts(con, """
         select round, submitter, system, benchmark, round(steady_to_end_to_end_ratio, 3) as value, run_file
         from fct_training_run
         where scored and steady_to_end_to_end_ratio not between ? and ?
         order by round, benchmark, submitter, system, run_file""", [lo, hi])
     mlo, mhi = MEDIAN_RATIO_BAND
-    groups = _rows(con, """
+    groups = fetch_dicts(con, """
         select round, benchmark, round(median(steady_to_end_to_end_ratio), 3) as value,
             count(*) as runs,
             count(*) filter (where steady_to_end_to_end_ratio not between ? and ?) as runs_outside
@@ -186,7 +182,7 @@ def scaling_findings(con) -> list[dict]:
     """Scaling rows outside the sensible range: convergence efficiency outside (0, 1.5] or weak
     efficiency outside WEAK_EFFICIENCY_BAND (each with the mart's stated cause, if any)."""
     lo, hi = WEAK_EFFICIENCY_BAND
-    return _rows(con, """
+    return fetch_dicts(con, """
         select round, submitter, system, benchmark,
             round(coalesce(case when weak_scaling_efficiency not between ? and ? then weak_scaling_efficiency end,
                            convergence_scaling_efficiency), 3) as value,

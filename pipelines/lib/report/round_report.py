@@ -23,6 +23,8 @@ from typing import Sequence
 
 import duckdb
 
+from pipelines.lib.warehouse.query import fetch_dicts
+
 ON_DEMAND = {"ondemand"}  # pricing_model with '-', '_' and spaces removed, lower case
 
 CHARTS = {
@@ -66,7 +68,7 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
     return {c for (c,) in rows}
 
 
-def _select(con, table: str, wanted: Sequence[str], where: str = "", params: Sequence = (),
+def select_columns(con, table: str, wanted: Sequence[str], where: str = "", params: Sequence = (),
             order: str = "") -> list[dict]:
     """Rows of `table` with the `wanted` columns it has (the others None); [] if the table is missing.
     Column names come from this module, never from user input; values are bound parameters."""
@@ -80,15 +82,7 @@ def _select(con, table: str, wanted: Sequence[str], where: str = "", params: Seq
     order_by = [c.strip() for c in order.split(",") if c.strip() and c.strip().split(" ")[0] in have]
     if order_by:
         sql += " order by " + ", ".join(order_by)
-    cur = con.execute(sql, list(params))
-    rows = [dict(zip(present, r)) for r in cur.fetchall()]
-    return [{c: r.get(c) for c in wanted} for r in rows]
-
-
-def _records(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence = ()) -> list[dict]:
-    cur = con.execute(sql, list(params))
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row)) for row in cur.fetchall()]
+    return [{c: r.get(c) for c in wanted} for r in fetch_dicts(con, sql, params)]
 
 
 def _matches(accelerator: str | None, wanted: Sequence[str] | None) -> bool:
@@ -124,7 +118,7 @@ def cloud_name(provider: str | None) -> str:
 def accelerator_names(con) -> dict[str, str]:
     """accelerator key -> the model as people call it ('TPU v6e Trillium'), from dim_accelerator.model."""
     names = {}
-    for r in _select(con, "dim_accelerator", ["accelerator", "vendor", "model"]):
+    for r in select_columns(con, "dim_accelerator", ["accelerator", "vendor", "model"]):
         model = (r["model"] or "").replace(" (per chip)", "").strip()
         if r["accelerator"]:
             names[r["accelerator"]] = model or r["accelerator"]
@@ -135,11 +129,11 @@ def system_names(con, round_version: str) -> dict[tuple[str, str], dict]:
     """(submitter, system) -> dim_system row of the round (display name and description fields)."""
     wanted = ["submitter", "system", "system_name", "division", "availability", "accelerator_model_name",
               "accelerator", "accelerator_count", "number_of_nodes", "accelerators_per_node"]
-    return {(r["submitter"], r["system"]): r for r in _select(con, "dim_system", wanted, "round = ?", [round_version])}
+    return {(r["submitter"], r["system"]): r for r in select_columns(con, "dim_system", wanted, "round = ?", [round_version])}
 
 
 def benchmark_name(con, benchmark: str) -> str:
-    rows = _select(con, "dim_benchmark", ["benchmark", "model"], "benchmark = ?", [benchmark])
+    rows = select_columns(con, "dim_benchmark", ["benchmark", "model"], "benchmark = ?", [benchmark])
     model = rows[0]["model"] if rows else None
     # 'GPT-3 175B' -> 'GPT-3'; 'Llama 3.1 405B' stays whole (the size is part of the name)
     if model and model.startswith("GPT-3"):
@@ -171,21 +165,21 @@ def _display_names(keys: Sequence[tuple[str, str]], sysinfo: dict) -> dict[tuple
 
 def load_figures(con, round_version: str, benchmark: str, accelerators: Sequence[str] | None = None) -> dict:
     """The rows behind the charts and tables, filtered to the round, benchmark and accelerators."""
-    scaling = _select(con, "mart_scaling_efficiency", [
+    scaling = select_columns(con, "mart_scaling_efficiency", [
         "submitter", "accelerator", "division", "system", "system_name", "base_system", "accelerator_count",
         "base_accelerator_count", "size_ratio", "score_minutes", "speedup", "convergence_scaling_efficiency",
         "relative_throughput", "weak_scaling_efficiency", "throughput_unit", "is_base", "family_size",
         "is_scaling_pair", "framework_family",
     ], "round = ? and benchmark = ?", [round_version, benchmark],
         "submitter, accelerator, division, accelerator_count, score_minutes, system")
-    costs = _select(con, "mart_cost_to_train", [
+    costs = select_columns(con, "mart_cost_to_train", [
         "submitter", "system", "system_name", "accelerator", "accelerator_count", "score_minutes", "provider",
         "price_source", "region", "sku", "pricing_model", "price_per_accelerator_hour_usd", "cost_to_train_usd",
         "is_native_cloud", "provider_kind",
     ], "round = ? and benchmark = ?", [round_version, benchmark], "system, provider, cost_to_train_usd, region, sku")
-    utilization = _select(con, "mart_utilization", ["submitter", "system", "accelerator", "accelerator_count", "mfu"],
+    utilization = select_columns(con, "mart_utilization", ["submitter", "system", "accelerator", "accelerator_count", "mfu"],
                           "round = ? and benchmark = ?", [round_version, benchmark])
-    results = _select(con, "fct_training_result", [
+    results = select_columns(con, "fct_training_result", [
         "submitter", "system", "division", "availability", "accelerator_count", "score_minutes",
     ], "round = ? and benchmark = ? and score_minutes is not null", [round_version, benchmark],
         "score_minutes")

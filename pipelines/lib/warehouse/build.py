@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines.lib.io.files import atomic_write
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.io.paths import (
     builds_dir,
@@ -38,7 +39,7 @@ from pipelines.lib.warehouse.models import (
     model_order,
 )
 from pipelines.lib.warehouse.raw_tables import RAW_TABLES, empty
-from pipelines.lib.warehouse.staging import atomic_write, staged_files
+from pipelines.lib.warehouse.staging import staged_files
 
 SQL_DIR = package_path("sql")
 # The Python-side mapping of systems to accelerators: a change to it rebuilds the warehouse.
@@ -242,12 +243,12 @@ def published_opens(base: Path | None = None) -> str | None:
 
 def republish_if_damaged(base: Path) -> dict | None:
     """A published file that does not open is replaced by the newest kept build that does."""
-    from pipelines.lib.warehouse.publish import _build_record, complete_builds
+    from pipelines.lib.warehouse.publish import complete_builds, read_build_record
 
     if not published_db(base).exists() or published_opens(base) is None:
         return None
     for candidate in reversed(complete_builds(base)):
-        record = _build_record(candidate) | {"republished_because": "published file did not open"}
+        record = read_build_record(candidate) | {"republished_because": "published file did not open"}
         publish(candidate, base)
         write_published_info(record, base)
         return record

@@ -8,7 +8,6 @@ catalog, never from user text pasted into SQL.
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import shutil
 from datetime import datetime, timezone
@@ -16,17 +15,14 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines.lib.io.files import replace_directory
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
-from pipelines.lib.warehouse.query import connect_readonly
+from pipelines.lib.warehouse.query import connect_readonly, quote_ident
 
 PUBLIC_PREFIXES = ("dim_", "fct_", "mart_")
 # Written into every export directory: only a directory holding it is ever replaced.
 EXPORT_MARKER = ".mlperf-warehouse-export"
 FORMATS = ("parquet", "csv")
-
-
-def quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def quote_literal(text: str) -> str:
@@ -122,16 +118,8 @@ def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, bas
                                            "partitioned_by": partitioned_by, "columns": cols})
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
         (tmp / EXPORT_MARKER).write_text("written by mlperf-warehouse export; the next export replaces this directory\n")
-        _swap_into_place(tmp, out)
+        replace_directory(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return manifest
 
-
-def _swap_into_place(tmp: Path, out: Path) -> None:
-    # Readers of `out` see either the whole previous export or the whole new one, never half.
-    old = out.with_name(f".{out.name}.old-{secrets.token_hex(4)}")
-    if out.exists():
-        os.replace(out, old)
-    os.replace(tmp, out)
-    shutil.rmtree(old, ignore_errors=True)

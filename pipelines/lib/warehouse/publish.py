@@ -13,6 +13,7 @@ from pipelines.lib.warehouse.build import (
     read_published_info,
     write_published_info,
 )
+from pipelines.lib.warehouse.query import quote_ident
 
 
 def complete_builds(base: Path | None = None) -> list[Path]:
@@ -33,13 +34,14 @@ def complete_builds(base: Path | None = None) -> list[Path]:
     return good
 
 
-def _build_record(path: Path) -> dict:
+def read_build_record(path: Path) -> dict:
+    """A kept build's published.json record (name, fingerprint, build time, row counts), read from the file."""
     con = duckdb.connect(str(path), read_only=True)
     try:
         built_at, fingerprint = con.execute("select built_at, fingerprint from _build_info").fetchone()
         names = [n for (n,) in con.execute(
             "select table_name from information_schema.tables where table_schema = 'main' order by 1").fetchall()]
-        counts = {n: con.execute('select count(*) from "' + n.replace('"', '""') + '"').fetchone()[0] for n in names}
+        counts = {n: con.execute(f"select count(*) from {quote_ident(n)}").fetchone()[0] for n in names}
     finally:
         con.close()
     return {"fingerprint": fingerprint, "build": path.name, "built_at": built_at, "row_counts": counts}
@@ -72,7 +74,7 @@ def _rollback(base: Path, to: str | None) -> dict:
         if not older:
             raise ValueError(f"no kept build older than the published one ({current}); nothing to roll back to")
         target = older[-1]
-    record = _build_record(target) | {"rolled_back_from": current}
+    record = read_build_record(target) | {"rolled_back_from": current}
     publish(target, base)
     write_published_info(record, base)
     return record

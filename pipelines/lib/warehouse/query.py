@@ -15,6 +15,18 @@ class WarehouseMissing(Exception):
     pass
 
 
+
+def quote_ident(name: str) -> str:
+    """A table or column name as a DuckDB identifier (for names read from the catalog, never typed in)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | tuple | None = None) -> list[dict]:
+    """The rows of a query as dicts keyed by column name."""
+    cursor = con.execute(sql, list(params or []))
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
 def published_build_file(path: Path) -> Path:
     """The build file that `path` is a hard link of, else `path` itself.
 

@@ -9,18 +9,13 @@ from __future__ import annotations
 import polars as pl
 
 from pipelines.lib.mlperf.tables import TABLES as MLPERF_TABLES
-from pipelines.lib.prices.normalize import PRICE_SCHEMA
+from pipelines.lib.prices.normalize import STAGED_PRICE_SCHEMA
 from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA
 
 RAW_TABLES: dict[str, dict] = {name: types for name, (types, _model, _file) in MLPERF_TABLES.items()}
 RAW_TABLES["quarantine"] = QUARANTINE_SCHEMA
 # One file per provider and fetch day; every snapshot is kept (price history).
-RAW_TABLES["cloud_prices"] = PRICE_SCHEMA | {"fetched_at": pl.Datetime("us", "UTC"), "snapshot": pl.String}
-
-
-def register(name: str, schema: dict) -> None:
-    """Other domains (prices, ...) add their staged tables here."""
-    RAW_TABLES[name] = schema
+RAW_TABLES["cloud_prices"] = STAGED_PRICE_SCHEMA
 
 
 def empty(name: str) -> pl.DataFrame:

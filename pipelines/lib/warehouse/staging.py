@@ -2,25 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import uuid
 from pathlib import Path
-from typing import Callable
 
 import polars as pl
 
+from pipelines.lib.io.files import atomic_write
 from pipelines.lib.io.paths import ensure_inside, staging_dir
-
-
-def atomic_write(target: Path, write: Callable[[Path], object]) -> Path:
-    """`write(temp_path)` beside `target`, then rename onto it: readers see the old or the new file."""
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
 
 
 def write_staged(table: str, partition: str, df: pl.DataFrame, base: Path | None = None) -> Path:

@@ -6,9 +6,9 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pipelines.lib.io.files import atomic_write_text
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
 from pipelines.lib.warehouse.build import read_published_info
-from pipelines.lib.warehouse.staging import atomic_write
 
 LAST_REFRESH = "last_refresh.json"
 
@@ -24,7 +24,7 @@ def record_refresh_outcome(base: Path | None, ok: bool, detail: str, *, steps: l
     record = {"ok": ok, "at": datetime.now(timezone.utc).isoformat(), "published": published,
               "steps": [step | {"detail": redact(step.get("detail", ""))} for step in steps or []],
               "detail": redact(detail)}
-    return atomic_write(directory / LAST_REFRESH, lambda tmp: tmp.write_text(json.dumps(record, indent=2)))
+    return atomic_write_text(directory / LAST_REFRESH, json.dumps(record, indent=2))
 
 
 def last_refresh(base: Path | None = None) -> dict | None:

@@ -7,10 +7,10 @@ import json
 import pandera.polars as pa
 import polars as pl
 
-QUARANTINE_SCHEMA = {
-    "source": pl.String, "partition": pl.String, "file": pl.String,
-    "record": pl.String, "reason": pl.String, "payload": pl.String,
-}
+from schemas import polars_schema
+from schemas.quarantine import QuarantineRow
+
+QUARANTINE_SCHEMA = polars_schema(QuarantineRow)
 
 
 def empty_quarantine() -> pl.DataFrame:

@@ -115,17 +115,17 @@ def natural_key(text) -> list:
 
 
 def load_round(con, round_version: str) -> dict:
-    results = round_report._select(con, "fct_training_result", [
+    results = round_report.select_columns(con, "fct_training_result", [
         "submitter", "system", "benchmark", "division", "availability", "accelerator_count", "score_minutes",
         "runs_total", "runs_dropped", "no_score_reason",
     ], "round = ?", [round_version], "submitter, system, benchmark")
-    systems = round_report._select(con, "dim_system", [name for name, _ in SYSTEM_FIELDS] + [
+    systems = round_report.select_columns(con, "dim_system", [name for name, _ in SYSTEM_FIELDS] + [
         "system", "availability_category"], "round = ?", [round_version], "submitter, system")
     return {"results": results, "systems": {(s["submitter"], s["system"]): s for s in systems}}
 
 
 def benchmark_names(con) -> dict[str, str]:
-    return {r["benchmark"]: r["model"] for r in round_report._select(con, "dim_benchmark", ["benchmark", "model"])
+    return {r["benchmark"]: r["model"] for r in round_report.select_columns(con, "dim_benchmark", ["benchmark", "model"])
             if r["benchmark"] and r["model"]}
 
 

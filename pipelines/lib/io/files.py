@@ -1,0 +1,60 @@
+"""Writing files so that a reader sees the old content or the new, never half of it.
+
+Everything is written to a hidden temp file beside its target (same filesystem, so the rename is
+atomic) and renamed onto it; on any error the temp file is removed. Temp files of killed processes
+match `TEMP_GLOB` and are swept by `pipelines.lib.io.locking.remove_stale_files`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Callable, Iterator
+
+TEMP_SUFFIX = ".tmp"
+TEMP_GLOB = f".*{TEMP_SUFFIX}"
+
+
+def temp_path(target: Path) -> Path:
+    """A fresh hidden name beside `target`: `.<name>.<random>.tmp`."""
+    target = Path(target)
+    return target.with_name(f".{target.name}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+
+
+@contextlib.contextmanager
+def replacing(target: Path) -> Iterator[Path]:
+    """Yields a temp path to write; when the block ends without error it is renamed onto `target`."""
+    tmp = temp_path(target)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write(target: Path, write: Callable[[Path], object]) -> Path:
+    """`write(temp_path)` beside `target`, then rename onto it."""
+    with replacing(target) as tmp:
+        write(tmp)
+    return Path(target)
+
+
+def atomic_write_bytes(target: Path, data: bytes) -> Path:
+    return atomic_write(target, lambda tmp: tmp.write_bytes(data))
+
+
+def atomic_write_text(target: Path, text: str) -> Path:
+    return atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def replace_directory(new: Path, out: Path) -> None:
+    """Put the finished directory `new` in place of `out`. Readers of `out` see the whole previous
+    directory or the whole new one; between the two renames `out` is briefly absent."""
+    old = out.with_name(f".{out.name}.old-{secrets.token_hex(4)}")
+    if out.exists():
+        os.replace(out, old)
+    os.replace(new, out)
+    shutil.rmtree(old, ignore_errors=True)
