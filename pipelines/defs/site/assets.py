@@ -8,7 +8,7 @@ from pipelines.lib.warehouse.query import connect_readonly
 
 @dg.asset(
     deps=[mlperf_warehouse],
-    group_name="site",
+    group_name="outputs",
     kinds={"duckdb", "html"},
     # rebuilt whenever a refresh publishes a new warehouse (by the automation-condition sensor)
     automation_condition=dg.AutomationCondition.eager(),

@@ -9,7 +9,7 @@ from pipelines.lib.warehouse.exports import export
 
 @dg.asset(
     deps=[mlperf_warehouse],
-    group_name="warehouse",
+    group_name="outputs",
     kinds={"parquet"},
     automation_condition=dg.AutomationCondition.eager(),  # after every publish
     description="Every public table of the published warehouse as Parquet (partitioned by round where a "
