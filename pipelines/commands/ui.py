@@ -30,17 +30,31 @@ def register(subparsers) -> None:
     p.set_defaults(handler=run)
 
 
-def command(host: str, port: int) -> tuple[list[str], Path | None]:
+# The installed package has no pyproject.toml for `dg dev`: `dagster dev` loads the definitions module
+# through this workspace file, under the same code location name as in the checkout (the name is part
+# of every schedule's and sensor's stored on/off state).
+WORKSPACE_YAML = """\
+# Written by `mlperf-warehouse ui`: the definitions of the installed mlperf-warehouse package.
+load_from:
+  - python_module:
+      module_name: pipelines.definitions
+      location_name: mlperf_warehouse
+"""
+
+
+def command(host: str, port: int, home: Path) -> tuple[list[str], Path | None]:
     """`dg dev` in the checkout (its pyproject.toml names the project), else `dagster dev` on the
     definitions module of the installed package."""
     import pipelines
+    from pipelines.lib.warehouse.staging import atomic_write
 
     scripts = Path(sys.executable).parent
     root = Path(pipelines.__file__).resolve().parent.parent
     pyproject = root / "pyproject.toml"
     if pyproject.exists() and "[tool.dg" in pyproject.read_text(encoding="utf-8"):
         return [str(scripts / "dg"), "dev", "--host", host, "--port", str(port)], root
-    return [str(scripts / "dagster"), "dev", "-m", "pipelines.definitions", "-h", host, "-p", str(port)], None
+    workspace = atomic_write(home / "workspace.yaml", lambda tmp: tmp.write_text(WORKSPACE_YAML))
+    return [str(scripts / "dagster"), "dev", "-w", str(workspace), "-h", host, "-p", str(port)], None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     home = prepare_home()
     # absolute: dg dev runs in the checkout, not in the current directory
     env = os.environ | {"DAGSTER_HOME": str(home), "MLPERF_WAREHOUSE_DIR": str(warehouse_dir())}
-    argv, cwd = command(args.host, args.port)
+    argv, cwd = command(args.host, args.port, home)
     print(f"Dagster UI at http://{args.host}:{args.port} on the instance in {home}; Ctrl-C stops it",
           file=sys.stderr)
     process = subprocess.Popen(argv, cwd=cwd, env=env)

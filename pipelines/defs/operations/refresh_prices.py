@@ -3,9 +3,8 @@ its own step, so one provider failing does not stop the others (its previous sna
 
 from __future__ import annotations
 
-import time
+from collections.abc import Callable
 from datetime import date
-from typing import Callable
 
 import dagster as dg
 

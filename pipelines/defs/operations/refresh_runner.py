@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import asdict
-from typing import Callable
 
 import dagster as dg
 
