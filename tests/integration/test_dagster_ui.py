@@ -171,3 +171,36 @@ def test_the_ui_shows_the_cli_runs_partitions_and_checks(ui):
             expect(page.get_by_text(job_name).first).to_be_visible()
         page.screenshot(path=str(shots / "runs.png"), full_page=True)
         browser.close()
+
+
+def test_the_four_jobs_cover_every_asset_and_check_by_group():
+    """What `refresh` runs is the definitions' jobs, selected by group: an asset or check added to a
+    group runs under the CLI without anyone listing it."""
+    from pipelines.definitions import defs
+
+    definitions = defs()
+    graph = definitions.get_repository_def().asset_graph
+    groups = {"mlperf_round_job": {"mlperf"}, "prices_job": {"prices"},
+              "warehouse_job": {"staging", "core", "metrics", "warehouse"}, "outputs_job": {"outputs"}}
+    covered = set()
+    for name, wanted in groups.items():
+        job = definitions.resolve_job_def(name)
+        keys = set(job.asset_layer.executable_asset_keys)
+        assert keys and {graph.get(key).group_name for key in keys} <= wanted, name
+        covered |= keys
+        checks = {check for check in graph.asset_check_keys if check.asset_key in keys}
+        assert checks <= set(job.asset_layer.asset_graph.asset_check_keys), f"{name} leaves out checks"
+    assert covered == {key for key in graph.get_all_asset_keys() if graph.get(key).is_executable}
+
+
+def test_mlperf_accept_shrink_reaches_the_results_resource(monkeypatch):
+    from pipelines.defs.resources import results_source_from_env
+
+    monkeypatch.delenv("MLPERF_ACCEPT_SHRINK", raising=False)
+    assert results_source_from_env().accept_shrink is False
+    assert results_source_from_env(accept_shrink=True).accept_shrink is True  # the CLI's --accept-shrink
+    monkeypatch.setenv("MLPERF_ACCEPT_SHRINK", "1")
+    assert results_source_from_env().accept_shrink is True
+    monkeypatch.setenv("MLPERF_RESULTS_URL_TEMPLATE", "file:///mirror/training_results_{version}.tar.gz")
+    assert results_source_from_env().url_template == "file:///mirror/training_results_{version}.tar.gz"
+    assert results_source_from_env(url_template="/x/{version}.tgz").url_template == "/x/{version}.tgz"

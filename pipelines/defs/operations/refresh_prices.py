@@ -45,6 +45,9 @@ def refresh_prices(instance: dg.DagsterInstance, resources: dict, progress: Call
                                          else "; no earlier snapshot")
         outcomes.append(StepOutcome(f"prices {provider}", meta is not None, seconds, detail, unreachable=unreachable))
         progress(f"prices {provider}: {'ok' if meta is not None else 'FAILED'} in {seconds:.1f}s; {detail}")
+    if not result.success and not outcomes:  # the run failed before any provider's step started
+        error, unreachable = run_error(result)
+        outcomes.append(StepOutcome("prices", False, 0.0, error, unreachable=unreachable))
     return outcomes
 
 
