@@ -20,7 +20,7 @@ def register(subparsers) -> None:
         "ui", help="start the Dagster UI (dg dev) on this warehouse's runs, assets and checks",
         description="Start `dg dev` (the Dagster webserver and daemon) with DAGSTER_HOME set to the instance "
         "`refresh` records its runs in: DAGSTER_HOME when set, else <warehouse>/dagster. The UI then shows the "
-        "CLI's runs, materializations, round partitions and check results; schedules and sensors run while it "
+        "CLI's runs, materializations, round partitions and check results; the schedules and sensors that are turned on run while it "
         "is up. Ctrl-C stops it.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
