@@ -3,15 +3,13 @@ so a new asset or check in a group runs everywhere without anyone listing it."""
 
 import dagster as dg
 
-from pipelines.defs.mlperf.partitions import mlperf_rounds
-
 OUTPUTS = dg.AssetSelection.groups("outputs")
 
-# Partitioned and unpartitioned assets cannot share a run: one job per partitioning.
+# Partitioned and unpartitioned assets cannot share a run: one job per partitioning. A job's partitions
+# are its assets' (mlperf_round for this one, daily for prices_job): Dagster infers them.
 mlperf_round_job = dg.define_asset_job(
     "mlperf_round_job",
     selection=dg.AssetSelection.groups("mlperf"),
-    partitions_def=mlperf_rounds,
     description="Fetch (conditional GET) one MLPerf round and the rules it was scored with, parse, score and "
     "stage it. A round that fails keeps its previously staged tables.",
 )
