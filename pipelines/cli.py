@@ -13,7 +13,7 @@ import os
 import re
 import sys
 
-COMMANDS = ["refresh", "query", "prices", "report", "compare", "export", "status", "rollback", "shell", "site"]
+COMMANDS = ["refresh", "query", "prices", "report", "compare", "export", "status", "rollback", "shell", "site", "ui"]
 
 EXAMPLES = """first hour:
   mlperf-warehouse refresh --rounds v4.1,v5.0 --no-prices   # download, parse, build, publish

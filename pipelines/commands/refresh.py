@@ -1,4 +1,5 @@
-"""`mlperf-warehouse refresh`: run the Dagster assets in-process, then publish the warehouse."""
+"""`mlperf-warehouse refresh`: run the definitions' Dagster jobs in-process on the warehouse's Dagster
+instance, then publish the warehouse."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ EXAMPLES = """examples:
   mlperf-warehouse refresh
   mlperf-warehouse refresh --rounds v4.1,v5.0 --no-prices
   mlperf-warehouse refresh --results-url-template 'file:///data/training_results_{version}.tar.gz'
-  MLPERF_DEBUG=1 mlperf-warehouse refresh --rounds v5.0   # with Dagster's tracebacks"""
+  MLPERF_DEBUG=1 mlperf-warehouse refresh --rounds v5.0   # with Dagster's tracebacks
+  mlperf-warehouse ui                                     # the refresh's runs, assets and checks in Dagster's UI"""
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "refresh", help="fetch, parse, validate, build and publish the warehouse",
         description="Download each round's results archive (and the cloud price lists), parse and validate them, "
-        "build the warehouse and publish it if every SQL test passes. Exit 1 when a source failed.",
+        "build the warehouse and publish it if every SQL test passes. Exit 1 when a source failed. The runs are "
+        "recorded in the Dagster instance in DAGSTER_HOME, else <warehouse>/dagster: `mlperf-warehouse ui` shows them.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", metavar="V,V", help="comma-separated rounds, e.g. v4.1,v5.0 "
                    "(default: MLPERF_ROUNDS or every known round)")
@@ -29,7 +32,8 @@ def register(subparsers) -> None:
                    help="where the rules are: a URL with {ref} for the mlcommons/logging archive each round was "
                         "scored with (default: MLPERF_RULES_URL_TEMPLATE, else GitHub's archive of the ref)")
     p.add_argument("--accept-shrink", action="store_true",
-                   help="publish rounds whose results that count shrank sharply against the published build")
+                   help="publish rounds whose results that count shrank sharply against the published build "
+                        "(or MLPERF_ACCEPT_SHRINK=1)")
     p.add_argument("--no-prices", action="store_true", help="skip the cloud price lists")
     p.add_argument("--warehouse-dir", metavar="DIR",
                    help="where the warehouse lives (default: MLPERF_WAREHOUSE_DIR or ./warehouse)")

@@ -59,7 +59,8 @@ def render(status: dict) -> str:
     steps = last.get("steps")
     if steps:
         failed = [s for s in steps if not s["ok"]]
-        warned = [s for s in steps if s["ok"] and str(s["detail"]).startswith("warning: ")]
+        # `warning` is recorded since refreshes ran on the definitions' jobs; older records say it in the text
+        warned = [s for s in steps if s["ok"] and s.get("warning", str(s["detail"]).startswith("warning: "))]
         lines.append(f"  {len(steps)} steps: {len(steps) - len(failed)} ok, {len(failed)} failed, {len(warned)} with warnings")
         for s in failed + warned:
             text = f"  {s['name']}: {'FAILED' if not s['ok'] else 'warn'}: {s['detail']}"

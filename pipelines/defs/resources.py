@@ -56,13 +56,23 @@ class WarehouseLocation(dg.ConfigurableResource):
         return Path(self.directory).resolve() if self.directory else warehouse_dir()
 
 
+def results_source_from_env(*, url_template: str | None = None, rules_template: str | None = None,
+                            accept_shrink: bool | None = None, **overrides) -> MlperfResultsSource:
+    """MlperfResultsSource from MLPERF_RESULTS_URL_TEMPLATE, MLPERF_RULES_URL_TEMPLATE, MLPERF_MAX_SHRINK and
+    MLPERF_ACCEPT_SHRINK; an argument that is not None wins (the CLI's flags)."""
+    if accept_shrink is None:
+        accept_shrink = dg.EnvVar("MLPERF_ACCEPT_SHRINK").get_value("").strip().lower() in ("1", "true", "yes")
+    return MlperfResultsSource(url_template=results_url_template(url_template),
+                               rules_url_template=rules_url_template(rules_template),
+                               max_shrink=max_shrink_from_env(), accept_shrink=accept_shrink, **overrides)
+
+
+def warehouse_location_from_env() -> WarehouseLocation:
+    return WarehouseLocation(directory=dg.EnvVar("MLPERF_WAREHOUSE_DIR").get_value("") or "")
+
+
 @dg.definitions
 def resources() -> dg.Definitions:
     return dg.Definitions(
-        resources={
-            "results_source": MlperfResultsSource(url_template=results_url_template(),
-                                                  rules_url_template=rules_url_template(),
-                                                  max_shrink=max_shrink_from_env()),
-            "warehouse_location": WarehouseLocation(directory=dg.EnvVar("MLPERF_WAREHOUSE_DIR").get_value("")),
-        }
+        resources={"results_source": results_source_from_env(), "warehouse_location": warehouse_location_from_env()}
     )

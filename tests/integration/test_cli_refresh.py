@@ -91,13 +91,13 @@ def test_unreachable_hosts_are_not_retried(case, tmp_path):
 
 
 def test_the_summary_shows_a_warning_as_a_warning_and_says_what_happened_truthfully(warehouse):
-    from pipelines.defs.operations.refresh_runner import RefreshSummary, StepOutcome
+    from pipelines.lib.warehouse.refresh_summary import RefreshSummary, StepOutcome
 
     long_detail = "published; " + ", ".join(f"table_{i} {i * 1000}" for i in range(30))
     steps = [StepOutcome("results v4.1", True, 2.0, "downloaded; re-parsed; runs 10, systems 2, quarantined 0"),
              StepOutcome("warehouse", True, 1.0, long_detail),
              StepOutcome("check metric_marts_sensible", True, 0.0,
-                         "warning: scaling_out_of_range 2; rows: v4.1 gpt3 a, v4.1 gpt3 b")]
+                         "warning: scaling_out_of_range 2; rows: v4.1 gpt3 a, v4.1 gpt3 b", warning=True)]
     text = RefreshSummary(steps, published=True).render()
     lines = text.splitlines()
     assert "FAILED" not in text
@@ -112,7 +112,7 @@ def test_the_summary_shows_a_warning_as_a_warning_and_says_what_happened_truthfu
 
 
 def test_readable_error_drops_class_names_and_query_strings():
-    from pipelines.defs.operations.refresh_runner import readable_error
+    from pipelines.lib.warehouse.refresh_summary import readable_error
 
     message = ("pipelines.lib.prices.fetch.PriceFetchError: gcp: https://cloudbilling.googleapis.com/v1/services/"
                "6F81-5844-456A/skus?key=SECRET&pageSize=5000: HTTP 403 Forbidden (not retried)\n")

@@ -65,7 +65,12 @@ def test_sensor_adds_new_round_then_304_then_rate_limit(github):
     result = evaluate(instance, None)
     assert isinstance(result, dg.SensorResult)
     assert [r.partition_key for r in result.run_requests] == ["v6.0"]
-    assert {k.to_user_string() for k in result.run_requests[0].asset_selection} == {
+    # the request runs the sensor's job, mlperf_round_job: the whole mlperf group for that round
+    assert result.run_requests[0].asset_selection is None
+    from pipelines.definitions import defs
+
+    job = defs().resolve_job_def("mlperf_round_job")
+    assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} >= {
         "mlperf_results_archive", "mlperf_rules_archive", "mlperf_round_tables"}
     (add,) = result.dynamic_partitions_requests
     assert add.partitions_def_name == "mlperf_round" and list(add.partition_keys) == ["v6.0"]

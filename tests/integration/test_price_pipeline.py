@@ -11,7 +11,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipelines.defs.operations.refresh_runner import _error
+from pipelines.defs.operations.refresh_runner import run_error
 from pipelines.defs.prices.assets import (
     PRICE_ASSETS,
     aws_prices,
@@ -74,7 +74,7 @@ def query(base: Path, sql: str) -> pl.DataFrame:
 def test_all_providers_end_to_end(site, capsys):
     server, base = site
     result = run(PRICE_ASSETS, DAY2, base)
-    assert result.success, _error(result)
+    assert result.success, run_error(result)[0]
     built = warehouse.build(base)
     assert built.published
 
@@ -130,7 +130,7 @@ def test_429_then_success(site):
     server, base = site
     server.script(AZURE, [Status(429, retry_after="0")])
     result = run([azure_prices], DAY2, base)
-    assert result.success, _error(result)
+    assert result.success, run_error(result)[0]
     assert len(server.requests_for(AZURE)) == 3  # 429, page 1, page 2
     assert (base / "staging" / "cloud_prices" / f"azure-{DAY2}.parquet").is_file()
 
@@ -142,7 +142,7 @@ def test_500s_until_retries_run_out_keep_previous_snapshot(site):
     server.script(OCI, [Status(500)] * 3)
     result = run([oci_prices], DAY2, base, instance)
     assert not result.success
-    message = _error(result)
+    message = run_error(result)[0]
     assert "oci" in message and "gave up after 3 attempts" in message and "500" in message
     assert not (base / "staging" / "cloud_prices" / f"oci-{DAY2}.parquet").exists()
     warehouse.build(base)
@@ -158,7 +158,7 @@ def test_page_chain_that_never_ends(site):
     server.route(AZURE, lambda *_: json_reply(json.dumps(loop).encode()))
     result = run([azure_prices], DAY2, base)
     assert not result.success
-    assert "page chain never ends" in _error(result)
+    assert "page chain never ends" in run_error(result)[0]
     assert len(server.requests_for(AZURE)) == 2
     assert not (base / "staging" / "cloud_prices" / f"azure-{DAY2}.parquet").exists()
 
@@ -185,7 +185,7 @@ def test_truncated_json_bodies(site):
     for asset, expected in ((oci_prices, "invalid JSON"), (aws_prices, "invalid or truncated JSON")):
         result = run([asset], DAY2, base)
         assert not result.success
-        assert expected in _error(result)
+        assert expected in run_error(result)[0]
     assert not list((base / "staging").glob("cloud_prices/*.parquet"))
 
 
@@ -195,7 +195,7 @@ def test_other_currency_is_quarantined(site):
     page2["Items"][0]["currencyCode"] = "EUR"
     serve_fixtures(server, azure_page2=json.dumps(page2).encode())
     result = run([azure_prices], DAY2, base)
-    assert result.success, _error(result)
+    assert result.success, run_error(result)[0]
     quarantine = pl.read_parquet(base / "staging" / "quarantine" / f"prices-azure-{DAY2}.parquet")
     eur = quarantine.filter(pl.col("reason").str.contains("EUR"))
     assert eur.height == 1 and "not USD" in eur["reason"][0]

@@ -6,18 +6,20 @@ import time
 
 import dagster as dg
 
-from pipelines.defs.mlperf.assets import ROUND_ASSETS
 from pipelines.defs.mlperf.partitions import mlperf_rounds
-from pipelines.defs.operations.schedules import mlperf_rounds_job, mlperf_warehouse_job
-from pipelines.defs.prices.schedules import price_refresh_job
+from pipelines.defs.operations.jobs import (
+    mlperf_round_job,
+    outputs_job,
+    prices_job,
+    warehouse_job,
+)
 
 
 def _add_and_fetch(rounds: list[str], why: str, cursor: str | None = None) -> dg.SensorResult:
     """Add `rounds` as partitions and request a fetch-and-stage run for each."""
     return dg.SensorResult(
         run_requests=[
-            dg.RunRequest(run_key=f"{why}-{r}", partition_key=r,
-                          asset_selection=[a.key for a in ROUND_ASSETS])
+            dg.RunRequest(run_key=f"{why}-{r}", partition_key=r)
             for r in rounds
         ],
         dynamic_partitions_requests=[mlperf_rounds.build_add_request(rounds)],
@@ -26,7 +28,7 @@ def _add_and_fetch(rounds: list[str], why: str, cursor: str | None = None) -> dg
 
 
 @dg.sensor(
-    job=mlperf_rounds_job,
+    job=mlperf_round_job,
     minimum_interval_seconds=3600,
     description="Lists the mlcommons GitHub repositories (MLPERF_GITHUB_API_URL, optional MLPERF_GITHUB_TOKEN); "
     "a new training_results_vX.Y repository becomes an mlperf_round partition and is fetched and staged.",
@@ -55,7 +57,7 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
 
 
 @dg.sensor(
-    job=mlperf_rounds_job,
+    job=mlperf_round_job,
     minimum_interval_seconds=300,
     description="Rounds listed in MLPERF_ROUNDS (default v0.5 … v5.1) that are not partitions yet become "
     "partitions and are fetched: adding a round is configuration, with or without GitHub discovery.",
@@ -72,14 +74,25 @@ def configured_rounds(context: dg.SensorEvaluationContext):
 
 @dg.run_status_sensor(
     run_status=dg.DagsterRunStatus.SUCCESS,
-    monitored_jobs=[mlperf_rounds_job, price_refresh_job],
-    request_job=mlperf_warehouse_job,
+    monitored_jobs=[mlperf_round_job, prices_job],
+    request_job=warehouse_job,
     description="After a round or daily price run succeeds, build and publish the warehouse (the build "
     "itself is skipped when no staged file changed).",
 )
 def publish_after_refresh(context: dg.RunStatusSensorContext):
     waiting = context.instance.get_run_records(dg.RunsFilter(
-        job_name=mlperf_warehouse_job.name, statuses=[dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED]))
+        job_name=warehouse_job.name, statuses=[dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED]))
     if waiting:  # a build not yet started will pick up these files too
         return dg.SkipReason("a warehouse build is already queued")
+    return dg.RunRequest()
+
+
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.SUCCESS,
+    monitored_jobs=[warehouse_job],
+    request_job=outputs_job,
+    description="After a warehouse build succeeds, refresh what is made from the published file: the Parquet "
+    "export, the report and the site.",
+)
+def outputs_after_publish(context: dg.RunStatusSensorContext):
     return dg.RunRequest()

@@ -1,13 +1,9 @@
 import dagster as dg
 
-price_refresh_job = dg.define_asset_job(
-    "price_refresh_job",
-    selection=dg.AssetSelection.groups("prices"),
-    description="Fetch every cloud price list for one day and stage a snapshot per provider.",
-)
+from pipelines.defs.operations.jobs import prices_job
 
 daily_price_refresh = dg.build_schedule_from_partitioned_job(
-    price_refresh_job,
+    prices_job,
     name="daily_price_refresh",
     hour_of_day=5,
     minute_of_hour=0,  # cron "0 5 * * *" (UTC, the partitions timezone)

@@ -1,0 +1,46 @@
+"""The persistent Dagster instance the CLI runs on and `dg dev` shows: `DAGSTER_HOME` when set, else
+`<warehouse>/dagster` (SQLite run, event and schedule storage; everything stays in the warehouse dir)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+
+from pipelines.lib.io.paths import warehouse_dir
+
+# Written once when the home has no dagster.yaml: default SQLite storage under the home; no usage
+# statistics (their first-run banner and log files would land in the output) and no newsletter
+# dialog over the UI on first open.
+DAGSTER_YAML = """\
+# Written by mlperf-warehouse: the Dagster instance of this warehouse (SQLite storage in this folder).
+telemetry:
+  enabled: false
+nux:
+  enabled: false
+"""
+
+
+def instance_home() -> Path:
+    home = os.environ.get("DAGSTER_HOME")
+    return Path(home).resolve() if home else warehouse_dir() / "dagster"
+
+
+def prepare_home() -> Path:
+    """The instance home, created with a dagster.yaml if it has none (an existing one is kept)."""
+    from pipelines.lib.warehouse.staging import atomic_write
+
+    home = instance_home()
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "dagster.yaml").exists():
+        atomic_write(home / "dagster.yaml", lambda tmp: tmp.write_text(DAGSTER_YAML))
+    return home
+
+
+@contextmanager
+def warehouse_instance() -> Iterator[dg.DagsterInstance]:
+    with dg.DagsterInstance.from_config(str(prepare_home())) as instance:
+        yield instance

@@ -1,0 +1,209 @@
+"""After `mlperf-warehouse refresh`, `mlperf-warehouse ui` (dg dev on the same instance) shows what the
+CLI did: its runs, the materializations, the round partition and the check results. Looked at in a
+real browser and asked through Dagster's own GraphQL endpoint."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from support.logs import serve_package_rules, write_ssd_archive
+
+CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+STARTUP_SECONDS = 240  # dg dev loads the definitions in a subprocess; slow on a busy machine
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _graphql(url: str, query: str) -> dict:
+    request = urllib.request.Request(f"{url}/graphql", data=json.dumps({"query": query}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        body = json.loads(response.read())
+    assert "errors" not in body, body
+    return body["data"]
+
+
+def _wait_for_location(url: str, process: subprocess.Popen, log: Path) -> None:
+    """Until the webserver answers and the code location has loaded (or the process died)."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"the UI exited: {log.read_text()[-3000:]}"
+        try:
+            data = _graphql(url, "{ workspaceOrError { ... on Workspace { locationEntries { name "
+                                 "locationOrLoadError { __typename } } } } }")
+            entries = data["workspaceOrError"]["locationEntries"]
+            if entries and all(e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "RepositoryLocation"
+                               for e in entries):
+                return
+            assert not any(e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "PythonError"
+                           for e in entries), entries
+        except OSError:
+            pass
+        time.sleep(2)
+    pytest.fail(f"the UI did not come up in {STARTUP_SECONDS}s: {log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def ui(tmp_path_factory):
+    """A CLI refresh of a small synthetic round (prices off), then `mlperf-warehouse ui` on its warehouse."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium; .ci/run does)")
+    pytest.importorskip("playwright.sync_api", reason="playwright not installed: pip install -e '.[test]'")
+    tmp = tmp_path_factory.mktemp("dagster_ui")
+    site, warehouse = tmp / "site", tmp / "warehouse"
+    site.mkdir()
+    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=6)
+    environment = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"} | {
+        "MLPERF_WAREHOUSE_DIR": str(warehouse),
+        "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
+        "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1"))}
+    refresh = subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment,
+                             capture_output=True, text=True)
+    assert refresh.returncode == 0, refresh.stdout + refresh.stderr
+    home = warehouse / "dagster"
+    assert (home / "dagster.yaml").exists() and list(home.rglob("*.db")), "the CLI ran on <warehouse>/dagster"
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tmp / "ui.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(CLI + ["ui", "--port", str(port)], env=environment, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        _wait_for_location(url, process, log)
+        yield url, tmp
+    finally:
+        os.killpg(process.pid, signal.SIGINT)  # the process group this test started: dg dev and its children
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def test_graphql_lists_every_asset_and_the_cli_materializations(ui):
+    from pipelines.definitions import defs
+
+    url, _ = ui
+    graph = defs().get_repository_def().asset_graph
+    every_key = {key.to_user_string() for key in graph.get_all_asset_keys()}
+    price_keys = {key.to_user_string() for key in graph.get_all_asset_keys() if graph.get(key).group_name == "prices"}
+    data = _graphql(url, "{ assetNodes { assetKey { path } } }")
+    listed = {"/".join(node["assetKey"]["path"]) for node in data["assetNodes"]}
+    assert every_key == listed
+
+    data = _graphql(url, "{ assetsOrError { ... on AssetConnection { nodes { key { path } "
+                         "assetMaterializations(limit: 1) { runId partition } } } } }")
+    latest = {"/".join(n["key"]["path"]): n["assetMaterializations"] for n in data["assetsOrError"]["nodes"]}
+    runs = _graphql(url, "{ runsOrError { ... on Runs { results { runId jobName status } } } }")["runsOrError"]["results"]
+    cli_runs = {run["runId"]: run for run in runs}
+    assert {run["jobName"] for run in runs} == {"mlperf_round_job", "warehouse_job", "outputs_job"}
+    assert all(run["status"] == "SUCCESS" for run in runs), runs
+    materialized = every_key - price_keys  # prices were off
+    assert all(latest.get(key) for key in materialized), [k for k in materialized if not latest.get(k)]
+    assert all(latest[key][0]["runId"] in cli_runs for key in materialized)
+    assert latest["mlperf_round_tables"][0]["partition"] == "v4.1"
+    assert not any(latest.get(key) for key in price_keys)
+
+
+def test_the_ui_shows_the_cli_runs_partitions_and_checks(ui):
+    from playwright.sync_api import expect, sync_playwright
+
+    url, tmp = ui
+    shots = tmp / "screenshots"
+    shots.mkdir(exist_ok=True)
+    print(f"screenshots in {shots}")
+    # an asset with checks that ran in the CLI's warehouse_job, and the run ids the CLI recorded
+    data = _graphql(url, "{ assetNodes { assetKey { path } hasAssetChecks assetChecksOrError { ... on AssetChecks "
+                         "{ checks { name executionForLatestMaterialization { status } } } } } }")
+    checked = [(node["assetKey"]["path"], check) for node in data["assetNodes"] if node["hasAssetChecks"]
+               for check in node["assetChecksOrError"]["checks"]]
+    evaluated = [(path, check) for path, check in checked
+                 if (check["executionForLatestMaterialization"] or {}).get("status") in ("SUCCEEDED", "FAILED")]
+    assert evaluated, checked
+    check_asset, check = evaluated[0]
+    runs = _graphql(url, "{ runsOrError { ... on Runs { results { runId jobName } } } }")["runsOrError"]["results"]
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.set_default_timeout(90_000)
+
+        page.goto(f"{url}/assets?view=flat")  # the catalog, one row per asset
+        for name in ("mlperf_round_tables", "mlperf_results_archive", "warehouse_parquet_export"):
+            expect(page.get_by_role("link", name=name).first).to_be_visible()
+        expect(page.get_by_text("Loading...")).to_have_count(0)  # every row's status has arrived
+        # (GraphQL checks every asset; the catalog renders only the rows in view, so one is asked for here)
+        expect(page.get_by_text("Materialized", exact=True).first).to_be_visible()
+        page.screenshot(path=str(shots / "asset_catalog.png"), full_page=True)
+
+        page.goto(f"{url}/assets/mlperf_round_tables?view=partitions")
+        try:
+            expect(page.get_by_text("v4.1", exact=True).first).to_be_visible()
+            expect(page.get_by_text("Materialized (1)").first).to_be_visible()
+        finally:
+            page.screenshot(path=str(shots / "round_partitions.png"), full_page=True)
+
+        page.goto(f"{url}/assets/{'/'.join(check_asset)}?view=checks")
+        expect(page.get_by_text(check["name"]).first).to_be_visible()
+        outcome = "Passed" if check["executionForLatestMaterialization"]["status"] == "SUCCEEDED" else "Failed"
+        expect(page.get_by_text(outcome, exact=True).first).to_be_visible()
+        page.screenshot(path=str(shots / "asset_checks.png"), full_page=True)
+
+        page.goto(f"{url}/runs")
+        for run in runs:
+            expect(page.get_by_text(run["runId"][:8]).first).to_be_visible()
+        for job_name in ("mlperf_round_job", "warehouse_job", "outputs_job"):
+            expect(page.get_by_text(job_name).first).to_be_visible()
+        page.screenshot(path=str(shots / "runs.png"), full_page=True)
+        browser.close()
+
+
+def test_the_four_jobs_cover_every_asset_and_check_by_group():
+    """What `refresh` runs is the definitions' jobs, selected by group: an asset or check added to a
+    group runs under the CLI without anyone listing it."""
+    from pipelines.definitions import defs
+
+    definitions = defs()
+    graph = definitions.get_repository_def().asset_graph
+    groups = {"mlperf_round_job": {"mlperf"}, "prices_job": {"prices"},
+              "warehouse_job": {"staging", "core", "metrics", "warehouse"}, "outputs_job": {"outputs"}}
+    covered = set()
+    for name, wanted in groups.items():
+        job = definitions.resolve_job_def(name)
+        keys = set(job.asset_layer.executable_asset_keys)
+        assert keys and {graph.get(key).group_name for key in keys} <= wanted, name
+        covered |= keys
+        checks = {check for check in graph.asset_check_keys if check.asset_key in keys}
+        assert checks <= set(job.asset_layer.asset_graph.asset_check_keys), f"{name} leaves out checks"
+    assert covered == {key for key in graph.get_all_asset_keys() if graph.get(key).is_executable}
+
+
+def test_mlperf_accept_shrink_reaches_the_results_resource(monkeypatch):
+    from pipelines.defs.resources import results_source_from_env
+
+    monkeypatch.delenv("MLPERF_ACCEPT_SHRINK", raising=False)
+    assert results_source_from_env().accept_shrink is False
+    assert results_source_from_env(accept_shrink=True).accept_shrink is True  # the CLI's --accept-shrink
+    monkeypatch.setenv("MLPERF_ACCEPT_SHRINK", "1")
+    assert results_source_from_env().accept_shrink is True
+    monkeypatch.setenv("MLPERF_RESULTS_URL_TEMPLATE", "file:///mirror/training_results_{version}.tar.gz")
+    assert results_source_from_env().url_template == "file:///mirror/training_results_{version}.tar.gz"
+    assert results_source_from_env(url_template="/x/{version}.tgz").url_template == "/x/{version}.tgz"
