@@ -8,6 +8,7 @@ import os
 import re
 import threading
 import time
+from datetime import date
 
 EXAMPLES = """examples:
   mlperf-warehouse refresh
@@ -35,6 +36,9 @@ def register(subparsers) -> None:
                    help="publish rounds whose results that count shrank sharply against the published build "
                         "(or MLPERF_ACCEPT_SHRINK=1)")
     p.add_argument("--no-prices", action="store_true", help="skip the cloud price lists")
+    p.add_argument("--full", action="store_true",
+                   help="run every job even when nothing changed since the last complete refresh (by default such "
+                        "a refresh checks each source with a conditional GET and stops there, without Dagster)")
     p.add_argument("--warehouse-dir", metavar="DIR",
                    help="where the warehouse lives (default: MLPERF_WAREHOUSE_DIR or ./warehouse)")
     p.set_defaults(handler=run)
@@ -44,20 +48,55 @@ def run(args: argparse.Namespace) -> int:
     if args.warehouse_dir:
         os.environ["MLPERF_WAREHOUSE_DIR"] = str(args.warehouse_dir)
     from pipelines.commands import parse_rounds
-    from pipelines.defs.operations.refresh_runner import refresh
     from pipelines.lib.io.paths import warehouse_dir
     from pipelines.lib.io.redaction import redact
-    from pipelines.lib.mlperf.rounds import configured_rounds
+    from pipelines.lib.mlperf.rounds import configured_rounds, results_url_template
+    from pipelines.lib.mlperf.rules import rules_url_template
+    from pipelines.lib.warehouse import preflight
 
     rounds = parse_rounds(args.rounds) if args.rounds else configured_rounds()
     started = time.perf_counter()
-    with Progress(len(rounds), warehouse_dir() / "raw") as progress:
-        summary = refresh(rounds, url_template=args.results_url_template, rules_template=args.rules_url_template,
+    base = warehouse_dir()
+    results_template = results_url_template(args.results_url_template)
+    rules_template = rules_url_template(args.rules_url_template)
+    request = preflight.request_key(rounds, results_template, rules_template, prices=not args.no_prices)
+    if not (args.full or args.accept_shrink) and _nothing_changed(base, request):
+        print(f"nothing changed since the last complete refresh: every source unchanged upstream, "
+              f"no Dagster run started (--full runs every job anyway)\n  {base / 'mlperf.duckdb'}")
+        print(f"total {time.perf_counter() - started:.1f}s")
+        return 0
+
+    from pipelines.defs.operations.refresh_runner import refresh
+    from pipelines.lib.mlperf.refresh import round_sources
+
+    with Progress(len(rounds), base / "raw") as progress:
+        summary = refresh(rounds, url_template=results_template, rules_template=rules_template,
                           accept_shrink=args.accept_shrink, prices=not args.no_prices,
                           progress=lambda msg: progress.message(redact(msg)))
+    if summary.ok:  # the next refresh may skip Dagster if nothing changes meanwhile
+        sources = [s for r in rounds for s in round_sources(r, results_template, rules_template, base)]
+        preflight.record(base, request, sources, date.today().isoformat() if not args.no_prices else None)
+    else:
+        preflight.forget(base)
     print(redact(summary.render()))
     print(f"total {time.perf_counter() - started:.1f}s")
     return 0 if summary.ok else 1
+
+
+def _nothing_changed(base, request: dict) -> bool:
+    """The pre-flight, under the refresh lock; the outcome is recorded for `status` like any refresh's."""
+    from pipelines.lib.io.locking import refresh_lock
+    from pipelines.lib.warehouse import preflight
+    from pipelines.lib.warehouse.status import record_refresh_outcome
+
+    if not base.exists():
+        return False
+    with refresh_lock(base):
+        if preflight.unchanged_since_last_refresh(base, request) is not None:
+            return False
+        record_refresh_outcome(base, True, "nothing changed since the last complete refresh; no Dagster run",
+                               steps=[], published=False)
+        return True
 
 
 _STEP = re.compile(r"^\[(\d+)/(\d+)\]")

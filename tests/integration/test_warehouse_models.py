@@ -9,7 +9,7 @@ import pytest
 
 from pipelines.defs.mlperf.assets import ROUND_ASSETS
 from pipelines.defs.mlperf.partitions import mlperf_rounds
-from pipelines.defs.operations.refresh_runner import _checks_on
+from pipelines.defs.operations.refresh_runner import run_job
 from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
 from pipelines.defs.warehouse.models import MODELS, SQL_TESTS, group_of, warehouse_models
 from pipelines.lib.io.package_data import package_path
@@ -42,8 +42,7 @@ def staged(warehouse, tmp_path):
 
 
 def build_models(instance, resources):
-    return dg.materialize([warehouse_models, *_checks_on(warehouse_models)], instance=instance,
-                          resources=resources, raise_on_error=False, run_config=QUIET)
+    return run_job("warehouse_job", instance, resources)  # the definitions' own job: models + every check
 
 
 def check_history(instance, asset: str, name: str):

@@ -1,4 +1,4 @@
-"""The four jobs, by asset group: the CLI's `refresh`, the schedules and the sensors all run these,
+"""The jobs, by asset group: the CLI's `refresh`, the schedules and the sensors all run these,
 so a new asset or check in a group runs everywhere without anyone listing it."""
 
 import dagster as dg
@@ -30,5 +30,10 @@ warehouse_job = dg.define_asset_job(
 outputs_job = dg.define_asset_job(
     "outputs_job",
     selection=OUTPUTS,
-    description="Refresh what is made from the published warehouse: the Parquet export, the report, the site.",
+    description="Refresh what a refresh makes from the published warehouse: the Parquet export and the report.",
+)
+site_job = dg.define_asset_job(
+    "site_job",
+    selection=dg.AssetSelection.groups("site"),
+    description="Rebuild the static results site from the published warehouse (every round's pages).",
 )

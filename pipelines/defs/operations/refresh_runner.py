@@ -221,8 +221,8 @@ def _check_outcomes(result: dg.ExecuteInProcessResult, skip: set = frozenset()) 
 
 
 def _outputs(instance, resources, progress) -> StepOutcome:
-    """What is made from the new build (the outputs group: BI export, report, site)."""
-    progress("refreshing the outputs (Parquet export, report, site) ...")
+    """What is made from the new build (the outputs group: BI export and report)."""
+    progress("refreshing the outputs (Parquet export, report) ...")
     started = time.perf_counter()
     result = run_job("outputs_job", instance, resources)
     if result.success:

@@ -10,6 +10,7 @@ from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.operations.jobs import (
     mlperf_round_job,
     outputs_job,
+    site_job,
     prices_job,
     warehouse_job,
 )
@@ -92,7 +93,17 @@ def publish_after_refresh(context: dg.RunStatusSensorContext):
     monitored_jobs=[warehouse_job],
     request_job=outputs_job,
     description="After a warehouse build succeeds, refresh what is made from the published file: the Parquet "
-    "export, the report and the site.",
+    "export and the report.",
 )
 def outputs_after_publish(context: dg.RunStatusSensorContext):
+    return dg.RunRequest()
+
+
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.SUCCESS,
+    monitored_jobs=[warehouse_job],
+    request_job=site_job,
+    description="After a warehouse build succeeds, rebuild the static results site.",
+)
+def site_after_publish(context: dg.RunStatusSensorContext):
     return dg.RunRequest()

@@ -8,7 +8,9 @@ from pipelines.lib.warehouse.query import connect_readonly
 
 @dg.asset(
     deps=list(REPORT_INPUTS),
-    group_name="outputs",
+    # Its own group and job: rendering every round's pages takes several times as long as the export
+    # and the report, so a refresh does not wait for it (`mlperf-warehouse site`, site_job, its sensor).
+    group_name="site",
     kinds={"duckdb", "html"},
     # rebuilt whenever a refresh publishes a new warehouse (by the automation-condition sensor)
     automation_condition=dg.AutomationCondition.eager(),

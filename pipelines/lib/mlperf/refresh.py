@@ -198,3 +198,12 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
         "quarantine_count": result.quarantine_count,
     }))
     return result
+
+
+def round_sources(round_version: str, url_template: str, rules_template: str, base: Path) -> list[tuple[str, Path]]:
+    """Every upstream file a round is built from, with its local copy: the results archive and the rules."""
+    sources = [(archive_url(url_template, round_version), archive_path(round_version, base))]
+    ref = ref_for_round(round_version)
+    if ref is not None:
+        sources.append((rules_url(rules_template, ref.ref), rules_archive_path(ref.ref, base)))
+    return sources

@@ -16,9 +16,10 @@ import json
 import os
 from datetime import date
 from importlib import metadata
+from importlib.util import find_spec
 from pathlib import Path
 
-from pipelines.lib.io.package_data import package_path
+from pipelines.lib.io.files import atomic_write_text
 from pipelines.lib.io.paths import builds_dir, published_db, staging_dir
 
 MANIFEST = "last_full_refresh.json"
@@ -45,7 +46,8 @@ def request_key(rounds: list[str], results_template: str, rules_template: str, p
 def _code_digest() -> str:
     digest = hashlib.sha256(metadata.version("mlperf-logging").encode())
     for package in _CODE_PACKAGES:
-        root = package_path(package)
+        # found without importing it: importing `schemas` would load Pandera (half a second)
+        root = Path(next(iter(find_spec(package).submodule_search_locations)))
         for path in sorted(root.rglob("*")):
             if path.suffix in _CODE_SUFFIXES and "__pycache__" not in path.parts:
                 digest.update(f"{path.relative_to(root)}\n".encode())
@@ -78,14 +80,12 @@ def _state(base: Path) -> dict:
 
 def record(base: Path, request: dict, sources: list[tuple[str, Path]], prices_day: str | None) -> Path:
     """Remember a refresh whose every step succeeded (call it after the publish)."""
-    from pipelines.lib.warehouse.staging import atomic_write
-
     manifest = {"request": request, "prices_day": prices_day,
                 "sources": [{"url": url, "path": str(Path(path).relative_to(base))} for url, path in sources],
                 **_state(base)}
     path = _manifest_path(base)
     path.parent.mkdir(parents=True, exist_ok=True)
-    return atomic_write(path, lambda tmp: tmp.write_text(json.dumps(manifest, indent=2)))
+    return atomic_write_text(path, json.dumps(manifest, indent=2))
 
 
 def forget(base: Path) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from pipelines.lib.io.files import atomic_write_text
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
-from pipelines.lib.warehouse.build import read_published_info
 
 LAST_REFRESH = "last_refresh.json"
 
@@ -35,6 +34,8 @@ def last_refresh(base: Path | None = None) -> dict | None:
 
 
 def published_info(base: Path | None = None) -> dict | None:
+    from pipelines.lib.warehouse.build import read_published_info  # the build module is heavy; status is not
+
     return read_published_info(base)
 
 
