@@ -10,8 +10,8 @@ from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.operations.jobs import (
     mlperf_round_job,
     outputs_job,
-    site_job,
     prices_job,
+    site_job,
     warehouse_job,
 )
 
