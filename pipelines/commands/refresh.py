@@ -79,7 +79,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         preflight.forget(base)
     print(redact(summary.render()))
-    print(f"total {time.perf_counter() - started:.1f}s")
+    total = time.perf_counter() - started
+    outputs = sum(s.seconds for s in summary.steps if s.name == "outputs")
+    print(f"total {total:.1f}s" + (f" (published after {total - outputs:.1f}s, then outputs {outputs:.1f}s)"
+                                   if summary.published else ""))
     return 0 if summary.ok else 1
 
 
