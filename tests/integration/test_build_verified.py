@@ -44,3 +44,12 @@ def test_a_published_file_damaged_in_place_is_republished(tmp_path):
     assert (tmp_path / "mlperf.duckdb").stat().st_ino == (tmp_path / "builds" / first.build).stat().st_ino
     wh.build(tmp_path, force=True)  # the damaged build, no longer published, is removed
     assert not (tmp_path / "builds" / second.build).exists()
+
+
+def test_builds_found_finished_are_recorded_even_when_the_build_is_skipped(tmp_path):
+    stage_round(tmp_path, "v5.0", systems=2)
+    first = wh.build(tmp_path, force=True)
+    (tmp_path / "builds" / "verified.json").unlink()  # e.g. builds kept by an older version
+    assert wh.build(tmp_path).skipped
+    record = json.loads((tmp_path / "builds" / "verified.json").read_text())
+    assert set(record["builds"]) == {first.build} and record["dependencies"] == []

@@ -346,13 +346,17 @@ def remove_unfinished_builds(base: Path) -> dict[str, list[int]]:
     published = published_db(base)
     published_inode = published.stat().st_ino if published.exists() else None
     verified = _verified_builds(base)
+    newly_verified = False
     for path in list_builds(base):
         if path.name in verified:
             continue
         if _finished_build_error(path) is None:  # finished, but not yet in verified.json
             verified[path.name] = _signature(path)
+            newly_verified = True
         elif path.stat().st_ino != published_inode:
             path.unlink(missing_ok=True)
+    if newly_verified:  # kept for refreshes that then skip the build (inputs unchanged)
+        _write_verified(base, verified, set(_read_verified(base).get("dependencies") or ()))
     return verified
 
 
