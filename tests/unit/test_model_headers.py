@@ -152,3 +152,20 @@ def test_generated_grain_test_catches_a_duplicate(sql):
     assert con.execute(query).fetchall() == [("a", 2)]
     with pytest.raises(ModelError, match=r"grain of fct_runs names column\(s\) \['run'\] the model does not have"):
         grain_test_sql("fct_runs", ("run",), ["id"])
+
+
+def test_a_verified_model_is_not_reparsed_but_a_changed_one_is(sql):
+    from pipelines.lib.warehouse.models import dependency_digest
+
+    models = load_models(sql)
+    verified = check_dependencies(duckdb.connect(), models)
+    assert verified == {dependency_digest(m) for m in models.values()}
+    # The same files again: nothing to parse (a connection that cannot run anything proves it).
+    closed = duckdb.connect()
+    closed.close()
+    assert check_dependencies(closed, models, frozenset(verified)) == verified
+    # fct_runs now reads a table its header does not name: its digest changed, so it is checked.
+    write(sql, "marts", "fct_runs", header("fct_runs", deps="stg_runs") +
+          "select id from stg_runs join raw_quarantine on true")
+    with pytest.raises(ModelError, match=r"fct_runs reads \['raw_quarantine'\] but does not declare it"):
+        check_dependencies(duckdb.connect(), load_models(sql), frozenset(verified))
