@@ -1,0 +1,57 @@
+"""`refresh` with nothing to do stops at the pre-flight: no Dagster run, the published build untouched;
+any change upstream, or --full, runs the jobs again."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+
+from support.logs import serve_package_rules, write_ssd_archive
+
+CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
+
+
+def _runs(home: Path) -> list[str]:
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        return [run.job_name for run in instance.get_runs()]
+
+
+def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path):
+    site, warehouse = tmp_path / "site", tmp_path / "warehouse"
+    site.mkdir()
+    archive = site / "training_results_v4.1-main.tar.gz"
+    write_ssd_archive(archive, systems=4)
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"} | {
+        "MLPERF_WAREHOUSE_DIR": str(warehouse),
+        "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
+        "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1"))}
+
+    def refresh(*extra):
+        done = subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices", *extra], env=env,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    assert "published" in refresh()
+    home = warehouse / "dagster"
+    first = _runs(home)
+    assert {"mlperf_round_job", "warehouse_job", "outputs_job"} <= set(first)
+    published = (warehouse / "mlperf.duckdb").stat()
+
+    out = refresh()
+    assert "nothing changed since the last complete refresh" in out
+    assert _runs(home) == first  # no Dagster run at all
+    assert (warehouse / "mlperf.duckdb").stat().st_ino == published.st_ino
+    status = subprocess.run(CLI + ["status", "--json"], env=env, capture_output=True, text=True)
+    assert '"ok": true' in status.stdout and "nothing changed" in status.stdout
+
+    assert "unchanged upstream; not re-parsed" in refresh("--full")  # every job runs, nothing is redone
+    assert len(_runs(home)) == len(first) + 2  # a round run and a warehouse run (no publish: no outputs)
+
+    write_ssd_archive(archive, systems=5)  # the mirror's archive changes: the pre-flight must not skip it
+    out = refresh()
+    assert "nothing changed" not in out and "downloaded; re-parsed" in out
