@@ -58,3 +58,10 @@ def replace_directory(new: Path, out: Path) -> None:
         os.replace(out, old)
     os.replace(new, out)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def file_stamp(path: Path, base: Path) -> str:
+    """A file's name below `base`, size and modification time: enough to tell a change to a file that is
+    only ever replaced whole (staged Parquet, downloads)."""
+    stat = path.stat()
+    return f"{path.relative_to(base)}:{stat.st_size}:{stat.st_mtime_ns}\n"

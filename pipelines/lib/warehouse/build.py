@@ -18,7 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.lib.io.files import atomic_write
+from pipelines.lib.io.files import atomic_write, file_stamp
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.io.paths import (
     builds_dir,
@@ -105,8 +105,7 @@ def input_fingerprint(base: Path | None = None) -> str:
     digest = hashlib.sha256()
     for table in sorted(RAW_TABLES):
         for path in staged_files(table, base):
-            stat = path.stat()  # staged files are only ever replaced whole, so size + mtime tell
-            digest.update(f"{path.relative_to(base)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+            digest.update(file_stamp(path, base).encode())
     for path in sorted([*SQL_DIR.rglob("*.sql"), *SEED_TABLES.values(), *_MAPPING_FILES]):
         digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -302,10 +301,11 @@ def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUI
 def published_opens(base: Path | None = None, verified: dict[str, list[int]] | None = None) -> str | None:
     """None if the published file opens and holds a finished build; else why not. A published file
     that is (hard link of) a build in `verified`, unchanged since, is not opened again."""
-    return _finished_build_error(published_db(base), verified)
+    return finished_build_error(published_db(base), verified)
 
 
-def _finished_build_error(target: Path, verified: dict[str, list[int]] | None = None) -> str | None:
+def finished_build_error(target: Path, verified: dict[str, list[int]] | None = None) -> str | None:
+    """None if `target` opens and holds a finished build (`_build_info`); else why not."""
     if verified:
         try:
             if _signature(target) in verified.values():
@@ -351,7 +351,7 @@ def remove_unfinished_builds(base: Path) -> dict[str, list[int]]:
     for path in list_builds(base):
         if path.name in verified:
             continue
-        if _finished_build_error(path) is None:  # finished, but not yet in verified.json
+        if finished_build_error(path) is None:  # finished, but not yet in verified.json
             verified[path.name] = _signature(path)
             newly_verified = True
         elif path.stat().st_ino != published_inode:

@@ -19,7 +19,7 @@ from importlib import metadata
 from importlib.util import find_spec
 from pathlib import Path
 
-from pipelines.lib.io.files import atomic_write_text
+from pipelines.lib.io.files import atomic_write_text, file_stamp
 from pipelines.lib.io.paths import builds_dir, published_db, staging_dir
 
 MANIFEST = "last_full_refresh.json"
@@ -60,8 +60,7 @@ def _tree_digest(directory: Path, skip: str | None = None) -> str:
     digest = hashlib.sha256()
     for path in sorted(directory.rglob("*")) if directory.exists() else []:
         if path.is_file() and (skip is None or skip not in path.parts):
-            stat = path.stat()
-            digest.update(f"{path.relative_to(directory)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+            digest.update(file_stamp(path, directory).encode())
     return digest.hexdigest()
 
 

@@ -8,6 +8,7 @@ import duckdb
 
 from pipelines.lib.io.paths import warehouse_dir
 from pipelines.lib.warehouse.build import (
+    finished_build_error,
     list_builds,
     publish,
     read_published_info,
@@ -18,20 +19,8 @@ from pipelines.lib.warehouse.query import quote_ident
 
 def complete_builds(base: Path | None = None) -> list[Path]:
     """Kept builds that finished: a build killed part-way has no `_build_info` (or left a WAL behind)."""
-    good = []
-    for path in list_builds(base):
-        if path.with_name(path.name + ".wal").exists():
-            continue
-        try:
-            con = duckdb.connect(str(path), read_only=True)
-            try:
-                con.execute("select built_at from _build_info").fetchone()
-            finally:
-                con.close()
-        except duckdb.Error:
-            continue
-        good.append(path)
-    return good
+    return [path for path in list_builds(base)
+            if not path.with_name(path.name + ".wal").exists() and finished_build_error(path) is None]
 
 
 def read_build_record(path: Path) -> dict:
