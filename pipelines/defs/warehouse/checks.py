@@ -30,12 +30,6 @@ def quarantine_counts(warehouse_location: WarehouseLocation) -> dg.AssetCheckRes
 _LISTED = 50  # rows named in a check's metadata; the count says how many there are in all
 
 
-def _table_exists(con, name: str) -> bool:
-    return con.execute(
-        "select count(*) from information_schema.tables where table_name = ?", [name]
-    ).fetchone()[0] > 0
-
-
 @dg.asset_check(
     asset="dim_system",
     description="Every accelerator_model_name of dim_system maps to an accelerator key (by exact override or "
@@ -76,9 +70,6 @@ def unmapped_accelerators(warehouse_location: WarehouseLocation) -> dg.AssetChec
 )
 def accelerators_without_peak(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
     with connect_readonly(published_db(warehouse_location.path())) as con:
-        if not _table_exists(con, "mart_utilization"):
-            return dg.AssetCheckResult(passed=False, severity=dg.AssetCheckSeverity.WARN,
-                                       description="mart_utilization is missing")
         rows = con.execute(
             """
             select u.accelerator, upper(u.precision) as precision, count(*) as results,
@@ -109,8 +100,6 @@ def accelerators_without_peak(warehouse_location: WarehouseLocation) -> dg.Asset
 )
 def mfu_at_most_one(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
     with connect_readonly(published_db(warehouse_location.path())) as con:
-        if not _table_exists(con, "mart_utilization"):
-            return dg.AssetCheckResult(passed=False, description="mart_utilization is missing")
         rows = con.execute(
             "select round, submitter, system, benchmark, mfu, precision, precision_source "
             "from mart_utilization where mfu > 1 order by mfu desc, 1, 2, 3, 4"
