@@ -10,6 +10,8 @@ import threading
 import time
 from datetime import date
 
+from pipelines.commands import add_warehouse_dir, export_warehouse_dir
+
 EXAMPLES = """examples:
   mlperf-warehouse refresh
   mlperf-warehouse refresh --rounds v4.1,v5.0 --no-prices
@@ -39,14 +41,12 @@ def register(subparsers) -> None:
     p.add_argument("--full", action="store_true",
                    help="run every job even when nothing changed since the last complete refresh (by default such "
                         "a refresh checks each source with a conditional GET and stops there, without Dagster)")
-    p.add_argument("--warehouse-dir", metavar="DIR",
-                   help="where the warehouse lives (default: MLPERF_WAREHOUSE_DIR or ./warehouse)")
+    add_warehouse_dir(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.warehouse_dir:
-        os.environ["MLPERF_WAREHOUSE_DIR"] = str(args.warehouse_dir)
+    export_warehouse_dir(args)
     from pipelines.commands import parse_rounds
     from pipelines.lib.io.paths import warehouse_dir
     from pipelines.lib.io.redaction import redact

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pipelines.commands import add_warehouse_dir, export_warehouse_dir
+
 EXAMPLES = """examples:
   mlperf-warehouse ui                          # http://127.0.0.1:3000
   mlperf-warehouse ui --port 3333 --warehouse-dir /data/warehouse
@@ -25,8 +27,7 @@ def register(subparsers) -> None:
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=3000, help="port (default: 3000)")
-    p.add_argument("--warehouse-dir", metavar="DIR",
-                   help="where the warehouse lives (default: MLPERF_WAREHOUSE_DIR or ./warehouse)")
+    add_warehouse_dir(p)
     p.set_defaults(handler=run)
 
 
@@ -58,8 +59,7 @@ def command(host: str, port: int, home: Path) -> tuple[list[str], Path | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.warehouse_dir:
-        os.environ["MLPERF_WAREHOUSE_DIR"] = str(args.warehouse_dir)
+    export_warehouse_dir(args)
     from pipelines.defs.operations.instance import prepare_home
     from pipelines.lib.io.paths import warehouse_dir
 
