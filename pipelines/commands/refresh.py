@@ -66,6 +66,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"total {time.perf_counter() - started:.1f}s")
         return 0
 
+    if rounds:  # the scoring processes start while Dagster is imported and its instance opened
+        from pipelines.lib.mlperf.round_parser import start_pool
+
+        start_pool()
     from pipelines.defs.operations.refresh_runner import refresh
     from pipelines.lib.mlperf.refresh import round_sources
 

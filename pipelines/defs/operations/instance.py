@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
+import yaml
 
 from pipelines.lib.io.paths import warehouse_dir
 
@@ -22,6 +23,10 @@ telemetry:
 nux:
   enabled: false
 """
+
+
+# dagster.yaml keys that choose a storage: where one is set, the home's own storage is used as it is.
+STORAGE_KEYS = {"storage", "run_storage", "event_log_storage", "schedule_storage"}
 
 
 def instance_home() -> Path:
@@ -42,5 +47,14 @@ def prepare_home() -> Path:
 
 @contextmanager
 def warehouse_instance() -> Iterator[dg.DagsterInstance]:
-    with dg.DagsterInstance.from_config(str(prepare_home())) as instance:
+    """The instance of the home; on Dagster's default SQLite storage (a dagster.yaml that names no
+    storage of its own), with the same files kept open by instance_storage.py's classes."""
+    from dagster._core.instance.ref import InstanceRef
+
+    from pipelines.defs.operations.instance_storage import storage_overrides
+
+    home = prepare_home()
+    config = yaml.safe_load((home / "dagster.yaml").read_text()) or {}
+    overrides = None if STORAGE_KEYS & set(config) else storage_overrides(str(home))
+    with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home), overrides=overrides)) as instance:
         yield instance

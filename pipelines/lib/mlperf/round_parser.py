@@ -321,6 +321,21 @@ def _shared_pool(workers: int) -> ProcessPoolExecutor:
     return pool
 
 
+def default_workers() -> int:
+    """Scoring processes: MLPERF_PARSE_WORKERS, else one per core, capped at 4."""
+    return int(os.environ.get("MLPERF_PARSE_WORKERS") or min(os.cpu_count() or 1, 4))
+
+
+def start_pool() -> None:
+    """Start the scoring pool now, so that its fork server and workers start on another core while the
+    caller does other start-up work (the first round would otherwise wait for them)."""
+    workers = default_workers()
+    if workers > 1:
+        pool = _shared_pool(workers)
+        for _ in range(workers):
+            pool.submit(os.getpid)
+
+
 def die_with_parent(refresh_pid: int) -> None:
     """Worker initializer: exit as soon as the refresh process is gone, so a killed refresh leaves
     no workers behind. (The fork server cannot do it: each worker holds the pipe the fork server
@@ -364,7 +379,7 @@ class ResultScorer:
     def __init__(self, round_version: str, rules: RoundRules, workers: int | None, small: bool = False):
         self.args = (round_version, rules)
         if workers is None:
-            workers = int(os.environ.get("MLPERF_PARSE_WORKERS") or min(os.cpu_count() or 1, 4))
+            workers = default_workers()
         self.pool = None
         if workers > 1 and not small:
             self.pool = _shared_pool(workers)

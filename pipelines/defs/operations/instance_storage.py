@@ -1,0 +1,137 @@
+"""Dagster's SQLite run and event-log storage, keeping its connections open for the process.
+
+Dagster's own SQLite storage opens a new engine and database connection for every statement group (a
+run's ~200 events cost ~650 connections) and, as the last connection to a WAL database closes, SQLite
+checkpoints it: most of a run's bookkeeping time. These subclasses keep one connection per database
+file instead, commit without waiting for the disk (`synchronous=NORMAL`: in WAL mode a power cut may
+lose the last commits, never the file's consistency) and otherwise are Dagster's classes: same files,
+same schema, same alembic stamps, so `dg dev` (on Dagster's default storage) reads what the CLI wrote,
+and the other way round. Only the CLI's instance uses them (instance.py).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME, SqliteEventLogStorage
+from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine
+from sqlalchemy.pool import QueuePool
+
+# Engines (one connection each) kept open per event-log storage besides the index: a refresh runs one
+# job at a time, so a handful of run databases is plenty; older ones are closed.
+OPEN_RUN_DATABASES = 4
+
+
+def _engine(conn_string: str) -> Engine:
+    """An engine whose connection is returned to its pool, not closed, after each use (a nested or
+    concurrent use gets a connection of its own, closed after use)."""
+    engine = create_engine(
+        conn_string,
+        poolclass=QueuePool, pool_size=1, max_overflow=-1,
+        connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
+    )
+    event.listen(engine, "connect", _pragmas)
+    return engine
+
+
+def _pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+class SqliteEventLogStorageKeepingConnections(SqliteEventLogStorage):
+    """SqliteEventLogStorage with one open connection per shard (the index and recent runs)."""
+
+    def __init__(self, base_dir: str, inst_data=None):
+        self._engines: OrderedDict[str, Engine] = OrderedDict()  # before super(): it reindexes through _connect
+        self._tables_seen: set[str] = set()
+        super().__init__(base_dir, inst_data=inst_data)
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value):
+        return cls(inst_data=inst_data, **config_value)
+
+    def _shard_engine(self, shard: str) -> Engine:
+        engine = self._engines.get(shard)
+        if engine is not None:
+            self._engines.move_to_end(shard)
+            return engine
+        engine = _engine(self.conn_string_for_shard(shard))
+        if shard not in self._initialized_dbs:
+            self._initdb(engine)
+            self._initialized_dbs.add(shard)
+        self._engines[shard] = engine
+        runs = [name for name in self._engines if name != INDEX_SHARD_NAME]
+        for name in runs[:-OPEN_RUN_DATABASES]:
+            self._engines.pop(name).dispose()
+        return engine
+
+    @contextmanager
+    def _connect(self, shard: str) -> Iterator:
+        with self._db_lock:
+            with self._shard_engine(shard).connect() as conn, conn.begin():
+                yield conn
+
+    def has_table(self, table_name: str) -> bool:
+        """Dagster asks for each asset event, each time on a new connection; a table, once there, stays."""
+        if table_name in self._tables_seen:
+            return True
+        found = super().has_table(table_name)
+        if found:
+            self._tables_seen.add(table_name)
+        return found
+
+    def _close_all(self) -> None:
+        with self._db_lock:
+            while self._engines:
+                self._engines.popitem()[1].dispose()
+
+    def wipe(self) -> None:
+        self._close_all()  # the run files are deleted: no connection may outlive them
+        super().wipe()
+
+    def dispose(self) -> None:
+        self._close_all()
+        super().dispose()
+
+
+class SqliteRunStorageKeepingConnection(SqliteRunStorage):
+    """SqliteRunStorage with one open connection to runs.db."""
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value):
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+    @contextmanager
+    def connect(self) -> Iterator:
+        engine = self.__dict__.get("_kept_engine")
+        if engine is None:
+            engine = self._kept_engine = _engine(self._conn_string)
+        with engine.connect() as conn, conn.begin():
+            yield conn
+
+    def dispose(self) -> None:
+        engine = self.__dict__.pop("_kept_engine", None)
+        if engine is not None:
+            engine.dispose()
+        super().dispose()
+
+
+def storage_overrides(home: str) -> dict:
+    """dagster.yaml settings that put the classes above on Dagster's default SQLite files under `home`."""
+    from dagster._core.instance.ref import _event_logs_directory, _runs_directory, _schedule_directory
+
+    return {
+        "run_storage": {"module": __name__, "class": SqliteRunStorageKeepingConnection.__name__,
+                        "config": {"base_dir": _runs_directory(home)}},
+        "event_log_storage": {"module": __name__, "class": SqliteEventLogStorageKeepingConnections.__name__,
+                              "config": {"base_dir": _event_logs_directory(home)}},
+        "schedule_storage": {"module": "dagster._core.storage.schedules", "class": "SqliteScheduleStorage",
+                             "config": {"base_dir": _schedule_directory(home)}},
+    }
