@@ -66,17 +66,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"total {time.perf_counter() - started:.1f}s")
         return 0
 
+    from pipelines.lib.mlperf.round_parser import shutdown_pool, start_pool
+
     if rounds:  # the scoring processes start while Dagster is imported and its instance opened
-        from pipelines.lib.mlperf.round_parser import start_pool
-
         start_pool()
-    from pipelines.defs.operations.refresh_runner import refresh
-    from pipelines.lib.mlperf.refresh import round_sources
+    try:
+        from pipelines.defs.operations.refresh_runner import refresh
+        from pipelines.lib.mlperf.refresh import round_sources
 
-    with Progress(len(rounds), base / "raw") as progress:
-        summary = refresh(rounds, url_template=results_template, rules_template=rules_template,
-                          accept_shrink=args.accept_shrink, prices=not args.no_prices,
-                          progress=lambda msg: progress.message(redact(msg)))
+        with Progress(len(rounds), base / "raw") as progress:
+            summary = refresh(rounds, url_template=results_template, rules_template=rules_template,
+                              accept_shrink=args.accept_shrink, prices=not args.no_prices,
+                              progress=lambda msg: progress.message(redact(msg)))
+    finally:
+        shutdown_pool()
     if summary.ok:  # the next refresh may skip Dagster if nothing changes meanwhile
         sources = [s for r in rounds for s in round_sources(r, results_template, rules_template, base)]
         preflight.record(base, request, sources, date.today().isoformat() if not args.no_prices else None)

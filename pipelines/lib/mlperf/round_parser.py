@@ -336,6 +336,14 @@ def start_pool() -> None:
             pool.submit(os.getpid)
 
 
+def shutdown_pool() -> None:
+    """Stop the scoring pool of this process, if any (its queues' semaphores are released with it)."""
+    global _POOL
+    if _POOL is not None and _POOL[0] == os.getpid():
+        _POOL[2].shutdown(wait=True, cancel_futures=True)
+    _POOL = None
+
+
 def die_with_parent(refresh_pid: int) -> None:
     """Worker initializer: exit as soon as the refresh process is gone, so a killed refresh leaves
     no workers behind. (The fork server cannot do it: each worker holds the pipe the fork server
