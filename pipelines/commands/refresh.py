@@ -65,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
               f"no Dagster run started (--full runs every job anyway)\n  {base / 'mlperf.duckdb'}")
         print(f"total {time.perf_counter() - started:.1f}s")
         return 0
+    # Whatever this refresh changes before it ends (a new archive downloaded, a round staged) must not
+    # let the next one skip: the record goes now and comes back only if this refresh fully succeeds,
+    # even if it is killed part-way.
+    preflight.forget(base)
 
     from pipelines.lib.mlperf.round_parser import shutdown_pool, start_pool
 
@@ -83,8 +87,6 @@ def run(args: argparse.Namespace) -> int:
     if summary.ok:  # the next refresh may skip Dagster if nothing changes meanwhile
         sources = [s for r in rounds for s in round_sources(r, results_template, rules_template, base)]
         preflight.record(base, request, sources, date.today().isoformat() if not args.no_prices else None)
-    else:
-        preflight.forget(base)
     print(redact(summary.render()))
     total = time.perf_counter() - started
     outputs = sum(s.seconds for s in summary.steps if s.name == "outputs")

@@ -4,11 +4,14 @@ any change upstream, or --full, runs the jobs again."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 
 from support.logs import serve_package_rules, write_ssd_archive
 
@@ -55,3 +58,36 @@ def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path):
     write_ssd_archive(archive, systems=5)  # the mirror's archive changes: the pre-flight must not skip it
     out = refresh()
     assert "nothing changed" not in out and "downloaded; re-parsed" in out
+
+
+def test_a_refresh_killed_after_downloading_a_change_does_not_let_the_next_one_skip(tmp_path):
+    """The killed refresh leaves the new archive in raw/, its round not staged and nothing published:
+    the next refresh must not take that for "nothing changed" (the record is dropped as a refresh starts)."""
+    site, warehouse = tmp_path / "site", tmp_path / "warehouse"
+    site.mkdir()
+    archive = site / "training_results_v4.1-main.tar.gz"
+    write_ssd_archive(archive, systems=4)
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"} | {
+        "MLPERF_WAREHOUSE_DIR": str(warehouse),
+        "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
+        "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1"))}
+    command = CLI + ["refresh", "--rounds", "v4.1", "--no-prices"]
+    subprocess.run(command, env=env, check=True, capture_output=True)
+    raw = next((warehouse / "raw").rglob("training_results_v4.1.tar.gz"))
+    old_raw = raw.read_bytes()
+    write_ssd_archive(archive, systems=300)
+
+    refresh = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    deadline = time.monotonic() + 60
+    while raw.read_bytes() == old_raw and refresh.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.killpg(refresh.pid, signal.SIGKILL)  # the new archive is downloaded; it is still being parsed
+    refresh.wait()
+    assert raw.read_bytes() == archive.read_bytes()
+
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "nothing changed" not in done.stdout and "published" in done.stdout
+    with duckdb.connect(str(warehouse / "mlperf.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*) from fct_training_result").fetchone()[0] == 300
