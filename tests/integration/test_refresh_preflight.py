@@ -20,7 +20,9 @@ CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 
 def _runs(home: Path) -> list[str]:
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        return [run.job_name for run in instance.get_runs()]
+        runs = instance.get_runs()
+        assert all(run.tags.get("mlperf/launched_by") == "mlperf-warehouse refresh" for run in runs)
+        return [run.job_name for run in runs]
 
 
 def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path):

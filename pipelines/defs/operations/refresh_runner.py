@@ -47,11 +47,15 @@ def job(name: str) -> dg.JobDefinition:
     return _definitions().resolve_job_def(name)
 
 
+# On every run the CLI starts: the UI lists them as launched by `mlperf-warehouse refresh`, filterable.
+CLI_RUN_TAGS = {"mlperf/launched_by": "mlperf-warehouse refresh"}
+
+
 def run_job(name: str, instance: dg.DagsterInstance, resources: dict, partition_key: str | None = None,
             ) -> dg.ExecuteInProcessResult:
     """One run of a definitions job on `instance`, recorded there like a run launched from the UI."""
     return job(name).execute_in_process(partition_key=partition_key, instance=instance, resources=resources,
-                                        raise_on_error=False, run_config=QUIET_RUN_CONFIG)
+                                        raise_on_error=False, run_config=QUIET_RUN_CONFIG, tags=CLI_RUN_TAGS)
 
 
 def job_resources(*, url_template: str | None = None, rules_template: str | None = None, accept_shrink: bool = False,
