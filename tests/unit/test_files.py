@@ -56,6 +56,20 @@ def test_temp_files_are_hidden_beside_their_target_and_swept_when_stale(tmp_path
     assert fresh.exists()
 
 
+def test_download_temp_files_of_earlier_releases_are_swept_when_stale(tmp_path):
+    folder = tmp_path / "raw" / "mlperf"
+    folder.mkdir(parents=True)
+    stale, fresh = folder / "v4.1.tar.gz.part-0a1b2c3d4e5f", folder / "v5.0.tar.gz.part-0f0e0d0c0b0a"
+    kept = folder / "v4.1.tar.gz"  # a finished download is never touched, however old
+    old = time.time() - STALE_SECONDS - 10
+    for path in (stale, fresh, kept):
+        path.write_bytes(b"x")
+    for path in (stale, kept):
+        os.utime(path, (old, old))
+    assert remove_stale_files(tmp_path) == [stale]
+    assert fresh.exists() and kept.exists()
+
+
 def test_replace_directory_swaps_a_whole_directory(tmp_path):
     out, new = tmp_path / "export", tmp_path / ".export-new"
     out.mkdir()

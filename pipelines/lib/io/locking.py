@@ -70,13 +70,19 @@ def build_lock(builds: Path, on_wait: Callable[[str], None] = lambda _: None) ->
 STALE_SECONDS = 300  # a download in progress writes far more often (the minimum rate's window is 60 s)
 
 
+# Releases before 2026-11-30 downloaded into `<name>.part-<random>` beside the target; a killed one
+# may have left such files in a warehouse this release now manages.
+LEGACY_DOWNLOAD_TEMP_GLOB = "raw/**/*.part-*"
+
+
 def remove_stale_files(base: Path, now: float | None = None) -> list[Path]:
     """Leftovers of killed or failed runs: temp files of downloads and atomic writes (`files.TEMP_GLOB`)
     untouched for STALE_SECONDS. (Unfinished builds and WAL files are removed by the build
     itself, under the build lock.) Returns what was removed."""
     now = now or time.time()
     removed = []
-    for pattern in (f"raw/**/{TEMP_GLOB}", f"staging/**/{TEMP_GLOB}", f"builds/{TEMP_GLOB}", TEMP_GLOB):
+    for pattern in (f"raw/**/{TEMP_GLOB}", f"staging/**/{TEMP_GLOB}", f"builds/{TEMP_GLOB}", TEMP_GLOB,
+                    LEGACY_DOWNLOAD_TEMP_GLOB):
         for path in Path(base).glob(pattern):
             try:
                 if path.is_file() and now - path.stat().st_mtime > STALE_SECONDS:
