@@ -25,7 +25,9 @@ def _runs(home: Path) -> list[str]:
         return [run.job_name for run in runs]
 
 
-def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path):
+def _mirror(tmp_path: Path) -> tuple[Path, Path, dict]:
+    """A local mirror holding a small v4.1 archive and the rules; the environment pointing a refresh at
+    it and at an empty warehouse (whose Dagster instance is its own)."""
     site, warehouse = tmp_path / "site", tmp_path / "warehouse"
     site.mkdir()
     archive = site / "training_results_v4.1-main.tar.gz"
@@ -34,6 +36,11 @@ def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path):
         "MLPERF_WAREHOUSE_DIR": str(warehouse),
         "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
         "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1"))}
+    return archive, warehouse, env
+
+
+def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path):
+    archive, warehouse, env = _mirror(tmp_path)
 
     def refresh(*extra):
         done = subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices", *extra], env=env,
@@ -65,14 +72,7 @@ def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path):
 def test_a_refresh_killed_after_downloading_a_change_does_not_let_the_next_one_skip(tmp_path):
     """The killed refresh leaves the new archive in raw/, its round not staged and nothing published:
     the next refresh must not take that for "nothing changed" (the record is dropped as a refresh starts)."""
-    site, warehouse = tmp_path / "site", tmp_path / "warehouse"
-    site.mkdir()
-    archive = site / "training_results_v4.1-main.tar.gz"
-    write_ssd_archive(archive, systems=4)
-    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"} | {
-        "MLPERF_WAREHOUSE_DIR": str(warehouse),
-        "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
-        "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1"))}
+    archive, warehouse, env = _mirror(tmp_path)
     command = CLI + ["refresh", "--rounds", "v4.1", "--no-prices"]
     subprocess.run(command, env=env, check=True, capture_output=True)
     raw = next((warehouse / "raw").rglob("training_results_v4.1.tar.gz"))
