@@ -104,22 +104,23 @@ class SqliteEventLogStorageKeepingConnections(SqliteEventLogStorage):
 class SqliteRunStorageKeepingConnection(SqliteRunStorage):
     """SqliteRunStorage with one open connection to runs.db."""
 
+    _kept_engine: Engine | None = None  # opened by the first connect(), closed by dispose()
+
     @classmethod
     def from_config_value(cls, inst_data, config_value):
         return cls.from_local(inst_data=inst_data, **config_value)
 
     @contextmanager
     def connect(self) -> Iterator:
-        engine = self.__dict__.get("_kept_engine")
-        if engine is None:
-            engine = self._kept_engine = _engine(self._conn_string)
-        with engine.connect() as conn, conn.begin():
+        if self._kept_engine is None:
+            self._kept_engine = _engine(self._conn_string)
+        with self._kept_engine.connect() as conn, conn.begin():
             yield conn
 
     def dispose(self) -> None:
-        engine = self.__dict__.pop("_kept_engine", None)
-        if engine is not None:
-            engine.dispose()
+        if self._kept_engine is not None:
+            self._kept_engine.dispose()
+            self._kept_engine = None
         super().dispose()
 
 
