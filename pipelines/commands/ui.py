@@ -47,14 +47,14 @@ def command(host: str, port: int, home: Path) -> tuple[list[str], Path | None]:
     """`dg dev` in the checkout (its pyproject.toml names the project), else `dagster dev` on the
     definitions module of the installed package."""
     import pipelines
-    from pipelines.lib.warehouse.staging import atomic_write
+    from pipelines.lib.io.files import atomic_write_text
 
     scripts = Path(sys.executable).parent
     root = Path(pipelines.__file__).resolve().parent.parent
     pyproject = root / "pyproject.toml"
     if pyproject.exists() and "[tool.dg" in pyproject.read_text(encoding="utf-8"):
         return [str(scripts / "dg"), "dev", "--host", host, "--port", str(port)], root
-    workspace = atomic_write(home / "workspace.yaml", lambda tmp: tmp.write_text(WORKSPACE_YAML))
+    workspace = atomic_write_text(home / "workspace.yaml", WORKSPACE_YAML)
     return [str(scripts / "dagster"), "dev", "-w", str(workspace), "-h", host, "-p", str(port)], None
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import dagster as dg
 import yaml
 
+from pipelines.lib.io.files import atomic_write_text
 from pipelines.lib.io.paths import warehouse_dir
 
 # Written once when the home has no dagster.yaml: default SQLite storage under the home; no usage
@@ -36,12 +37,10 @@ def instance_home() -> Path:
 
 def prepare_home() -> Path:
     """The instance home, created with a dagster.yaml if it has none (an existing one is kept)."""
-    from pipelines.lib.warehouse.staging import atomic_write
-
     home = instance_home()
     home.mkdir(parents=True, exist_ok=True)
     if not (home / "dagster.yaml").exists():
-        atomic_write(home / "dagster.yaml", lambda tmp: tmp.write_text(DAGSTER_YAML))
+        atomic_write_text(home / "dagster.yaml", DAGSTER_YAML)
     return home
 
 
