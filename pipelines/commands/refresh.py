@@ -70,20 +70,17 @@ def run(args: argparse.Namespace) -> int:
     # even if it is killed part-way.
     preflight.forget(base)
 
-    from pipelines.lib.mlperf.round_parser import shutdown_pool, start_pool
+    from pipelines.defs.operations.refresh_runner import refresh
+    from pipelines.lib.mlperf.refresh import round_sources
+    from pipelines.lib.mlperf.round_parser import shutdown_pool
 
-    if rounds:  # the scoring processes start while Dagster is imported and its instance opened
-        start_pool()
     try:
-        from pipelines.defs.operations.refresh_runner import refresh
-        from pipelines.lib.mlperf.refresh import round_sources
-
         with Progress(len(rounds), base / "raw") as progress:
             summary = refresh(rounds, url_template=results_template, rules_template=rules_template,
                               accept_shrink=args.accept_shrink, prices=not args.no_prices,
                               progress=lambda msg: progress.message(redact(msg)))
     finally:
-        shutdown_pool()
+        shutdown_pool()  # the rounds' scoring processes end with the refresh, not at interpreter exit
     if summary.ok:  # the next refresh may skip Dagster if nothing changes meanwhile
         sources = [s for r in rounds for s in round_sources(r, results_template, rules_template, base)]
         preflight.record(base, request, sources, date.today().isoformat() if not args.no_prices else None)

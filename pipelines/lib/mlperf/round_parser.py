@@ -326,16 +326,6 @@ def default_workers() -> int:
     return int(os.environ.get("MLPERF_PARSE_WORKERS") or min(os.cpu_count() or 1, 4))
 
 
-def start_pool() -> None:
-    """Start the scoring pool now, so that its fork server and workers start on another core while the
-    caller does other start-up work (the first round would otherwise wait for them)."""
-    workers = default_workers()
-    if workers > 1:
-        pool = _shared_pool(workers)
-        for _ in range(workers):
-            pool.submit(os.getpid)
-
-
 def shutdown_pool() -> None:
     """Stop the scoring pool of this process, if any (its queues' semaphores are released with it)."""
     global _POOL
