@@ -5,6 +5,7 @@ import polars as pl
 from pandera.api.polars.types import PolarsData
 
 from pipelines.lib.mlperf.events import EVENT_KEYS
+from pipelines.lib.reference.vocabulary import values
 
 ROUND = r"^v\d+\.\d+$"
 
@@ -13,11 +14,10 @@ ROUND = r"^v\d+\.\d+$"
 # so an upper bound also refuses NaN.
 MAX_EPOCH_MS = 1e13  # the year 2286; real logs: 1.5e12-1.8e12
 MAX_MINUTES = 1e6  # about two years of training; real: under 1,000
-MAX_SAMPLES = 1e11  # real samples to converge: under 1.5e9 (GPT-3 counts tokens)
+MAX_PROGRESS = 1e11  # real convergence points: under 1.5e10 (GPT-3 counts tokens)
 MAX_BLOCK_SAMPLES = 1e10  # real samples_count / epoch_count in one block: under 6e7
 MAX_THROUGHPUT = 1e10  # real steady-state throughput: under 7e6 units per second
 MAX_BATCH = 1e9
-SAMPLES_OVER_MEDIAN = 1_000  # real runs: at most 5x their benchmark's median in a round
 
 
 class MlperfEvent(pa.DataFrameModel):
@@ -57,7 +57,10 @@ class MlperfRun(pa.DataFrameModel):
     run_stop_ms: float = pa.Field(nullable=True, ge=0, le=MAX_EPOCH_MS)
     time_to_train_minutes: float = pa.Field(nullable=True, ge=0, le=MAX_MINUTES)
     global_batch_size: float = pa.Field(nullable=True, ge=0, le=MAX_BATCH)
-    samples_to_converge: float = pa.Field(nullable=True, ge=0, le=MAX_SAMPLES)
+    convergence_progress: float = pa.Field(nullable=True, ge=0, le=MAX_PROGRESS)
+    convergence_counted_in: str = pa.Field(nullable=True, isin=list(values("progress_unit")))
+    convergence_source: str = pa.Field(nullable=True)
+    convergence_null_reason: str = pa.Field(nullable=True)
     seed: float = pa.Field(nullable=True, ge=-1e20, le=1e20)
     benchmark_logged: str = pa.Field(nullable=True)
     steady_state_throughput: float = pa.Field(nullable=True, ge=0, le=MAX_THROUGHPUT)
@@ -67,21 +70,15 @@ class MlperfRun(pa.DataFrameModel):
     parse_errors: int = pa.Field(ge=0)
     first_parse_error: str = pa.Field(nullable=True)
     log_sha256: str = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
-    precision_logged: str = pa.Field(nullable=True, isin=["fp4", "fp8", "bf16", "fp16"])
+    precision_logged: str = pa.Field(nullable=True, isin=list(values("precision")))
     precision_evidence: str = pa.Field(nullable=True)
-    throughput_counting: str = pa.Field(
-        nullable=True, isin=["running_total", "block_count", "epoch_markers", "eval_markers"])
-    progress_counted_in: str = pa.Field(nullable=True, isin=["epochs", "samples"])
+    throughput_counting: str = pa.Field(nullable=True, isin=list(values("throughput_counting")))
+    progress_counted_in: str = pa.Field(nullable=True, isin=list(values("progress_unit")))
     throughput_null_reason: str = pa.Field(nullable=True)
-    progress_offset: float = pa.Field(nullable=True, ge=0)
-
-    @pa.dataframe_check(error=f"samples_to_converge over {SAMPLES_OVER_MEDIAN}x its benchmark's median in the round")
-    def samples_near_their_benchmark(cls, data: PolarsData) -> pl.LazyFrame:
-        """Sample counts per benchmark: one run claiming far more samples than its peers is an edit or a
-        logging bug, and would turn into an absurd utilization in SQL."""
-        samples = pl.col("samples_to_converge")
-        median = samples.median().over("round", "benchmark")
-        return data.lazyframe.select((samples <= SAMPLES_OVER_MEDIAN * median).fill_null(True))
+    progress_offset: float = pa.Field(nullable=True, ge=0, le=MAX_PROGRESS)
+    train_samples_logged: float = pa.Field(nullable=True, gt=0, le=MAX_PROGRESS)
+    # Values the checks above refused, nulled with the reason (the run is kept: see NULLED_ON_FAILURE).
+    values_nulled: str = pa.Field(nullable=True)
 
     @pa.dataframe_check
     def scored_runs_have_a_positive_time(cls, data: PolarsData) -> pl.LazyFrame:
@@ -113,8 +110,9 @@ class MlperfSystem(pa.DataFrameModel):
     official_fields_missing: str = pa.Field(nullable=True)
     repaired_keys: str = pa.Field(nullable=True)
     source_file: str = pa.Field(nullable=True)
-    precision_stated: str = pa.Field(nullable=True, isin=["fp4", "fp8", "bf16"])
+    precision_stated: str = pa.Field(nullable=True, isin=list(values("precision")))
     precision_evidence: str = pa.Field(nullable=True)
+    values_nulled: str = pa.Field(nullable=True)  # as MlperfRun.values_nulled
 
     class Config:
         unique = ["round", "submitter", "system"]
@@ -130,3 +128,19 @@ class MlperfScaling(pa.DataFrameModel):
     scaling_factor: float = pa.Field(nullable=True, gt=0, le=100)
     scaling_file: str = pa.Field(nullable=True)
     scaling_problem: str = pa.Field(nullable=True)
+
+
+# Columns whose failed check nulls the value (the reason goes to the row's `values_nulled` and to the
+# quarantine) instead of quarantining the row: what a log says of its run's metrics or its system's
+# hardware must never take away a run the official scorer counts, or a system it lists. Keys,
+# verdicts and times are not among them: a row whose keys fail is quarantined.
+NULLED_ON_FAILURE: dict[str, tuple[str, ...]] = {
+    "MlperfRun": (
+        "global_batch_size", "convergence_progress", "convergence_counted_in", "seed", "steady_state_throughput",
+        "precision_logged", "throughput_counting", "progress_counted_in", "progress_offset", "train_samples_logged",
+    ),
+    "MlperfSystem": (
+        "division", "accelerators_per_node", "number_of_nodes", "accelerator_count", "host_processors_per_node",
+        "precision_stated",
+    ),
+}

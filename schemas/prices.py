@@ -16,8 +16,9 @@ import pandera.polars as pa
 import polars as pl
 from pandera.engines import polars_engine as pe
 
-PRICING_MODELS = ("on_demand", "spot", "reserved_1y", "reserved_3y",
-                  "savings_plan_1y", "savings_plan_3y", "cud_1y", "cud_3y")
+from pipelines.lib.reference.vocabulary import values
+
+PRICING_MODELS = values("pricing_model")
 # why: the dearest accelerator-hour anyone lists today is ~15 USD (B200/GB200 on demand); ten
 # times that is no real price but a placeholder or a per-pod figure mistaken for a per-chip one.
 MAX_PLAUSIBLE_PER_ACCELERATOR_HOUR_USD = 150.0
@@ -89,6 +90,15 @@ class AcceleratorRow(pa.DataFrameModel):
     memory_gb: pe.Float64 = pa.Field(nullable=True, gt=0, coerce=True)
     peak_dense_bf16_flops: pe.Float64 = pa.Field(nullable=True, gt=1e12, lt=1e17, coerce=True)
     flops_source: pe.String = pa.Field(str_length={"min_value": 1})
+    peak_dense_fp8_flops: pe.Float64 = pa.Field(nullable=True, gt=1e12, lt=1e17, coerce=True)
+    peak_dense_fp4_flops: pe.Float64 = pa.Field(nullable=True, gt=1e12, lt=1e17, coerce=True)
+
+    @pa.dataframe_check
+    def every_peak_has_a_source(cls, data) -> pl.LazyFrame:
+        """An FP8 or FP4 peak says where it comes from."""
+        return data.lazyframe.select(
+            (pl.col("peak_dense_fp8_flops").is_null() | (pl.col("fp8_flops_source").fill_null("") != ""))
+            & (pl.col("peak_dense_fp4_flops").is_null() | (pl.col("fp4_flops_source").fill_null("") != "")))
 
     class Config:
         strict = False

@@ -52,7 +52,8 @@ def _find(con, round_version: str, benchmark: str, name: str) -> dict:
 
 
 def _costs(con, row: dict) -> tuple[dict | None, dict | None]:
-    """(cheapest on-demand price option, cheapest on-demand price option on the submitter's own cloud)."""
+    """(cheapest bookable price option, cheapest bookable option on the submitter's own cloud): the
+    headline rule, mart_cost_to_train.is_bookable."""
     from pipelines.lib.warehouse.query import fetch_dicts
 
     rows = fetch_dicts(
@@ -61,7 +62,7 @@ def _costs(con, row: dict) -> tuple[dict | None, dict | None]:
         select provider, region, sku, pricing_model, price_per_accelerator_hour_usd, cost_to_train_usd, is_native_cloud
         from mart_cost_to_train
         where round = ? and submitter = ? and system = ? and benchmark = ?
-            and regexp_replace(lower(pricing_model), '[^a-z]', '', 'g') = 'ondemand'
+            and is_bookable
         order by cost_to_train_usd, provider, region, sku
         """,
         [row["round"], row["submitter"], row["system"], row["benchmark"]],
@@ -92,10 +93,11 @@ def comparison_rows(a: dict, b: dict, cost_a, cost_b) -> list[tuple[str, str, st
         ("scaling base", f"{a['base_system']} ({a['base_accelerator_count']})", f"{b['base_system']} ({b['base_accelerator_count']})", ""),
         ("speedup vs base", num(a["speedup"]), num(b["speedup"]), ""),
         ("convergence scaling eff.", pct(a["convergence_scaling_efficiency"]), pct(b["convergence_scaling_efficiency"]), ""),
-        ("weak scaling eff.", pct(a["weak_scaling_efficiency"]), pct(b["weak_scaling_efficiency"]), ""),
+        ("throughput scaling eff.", pct(a["throughput_scaling_efficiency"]), pct(b["throughput_scaling_efficiency"]), ""),
+        ("scaling kind", a["scaling_kind"] or "—", b["scaling_kind"] or "—", ""),
         ("MFU", pct(a["mfu"]), pct(b["mfu"]), ratio(a["mfu"], b["mfu"])),
     ]
-    for label, ca, cb in (("cheapest on-demand", best_a, best_b), ("own-cloud on-demand", native_a, native_b)):
+    for label, ca, cb in (("cheapest bookable", best_a, best_b), ("own-cloud bookable", native_a, native_b)):
         rows.append((
             f"{label} cost (USD)",
             "—" if ca is None else f"${ca['cost_to_train_usd']:,.0f} ({ca['provider']} {ca['region']})",

@@ -5,7 +5,7 @@
 -- description: The official score of each result under each rule basis (published, current).
 -- The official score under each rule basis: the olympic mean of the runs that count, in minutes,
 -- times the benchmark folder's scaling.json factor (as published); NULL, with the reason, where
--- the official summarizer prints no score.
+-- the official summarizer prints no score (a benchmark the rules do not know, or retired, says so).
 with results as (
     select
         round,
@@ -19,7 +19,9 @@ with results as (
         count(*) filter (where in_olympic_mean) as runs_in_mean,
         avg(time_to_train_minutes) filter (where in_olympic_mean) as olympic_mean_minutes,
         -- the first reason, in file order, a run does not count: what a reader checks first
-        arg_min(drop_reason, run_file) filter (where not scored) as first_drop_reason
+        arg_min(drop_reason, run_file) filter (where not scored) as first_drop_reason,
+        -- runs whose rules have no rule file for their benchmark (round_parser.UNKNOWN_BENCHMARK)
+        count(*) filter (where drop_reason like 'rules: no rules for benchmark %') as runs_without_rules
     from int_run_scoring
     group by all
 )
@@ -41,6 +43,7 @@ select
         else r.olympic_mean_minutes * coalesce(scaling.scaling_factor, 1.0)
     end as score_minutes,
     case
+        when r.runs_without_rules = r.runs_total then r.first_drop_reason
         when r.runs_dropped > r.max_dropped
             then 'too many runs dropped (' || r.runs_dropped || ' > ' || r.max_dropped || ')'
         when scaling.scaling_file is not null and scaling.scaling_factor is null then scaling.scaling_problem

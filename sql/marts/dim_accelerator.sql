@@ -4,7 +4,7 @@
 -- depends on: raw_accelerator_seed, raw_mlperf_accelerator_map
 -- description: One row per accelerator: vendor, memory and dense peak FLOP/s, each with its source.
 -- One row per accelerator: the reference rows of accelerators.csv (vendor, memory, peak dense BF16
--- and FP8 FLOP/s per accelerator, each with its source) plus one row per key the naming rule
+-- FP8 and FP4 FLOP/s per accelerator, each with its source) plus one row per key the naming rule
 -- derived for a model we hold no reference row for (e.g. a new `amd-mi4xx`): those have NULL
 -- peaks, and the `accelerators_without_peak` check names them.
 -- The seed raw_accelerator_seed is pipelines/lib/reference/accelerators.csv.
@@ -20,6 +20,8 @@ with reference as (
         note,
         try_cast(peak_dense_fp8_flops as double) as peak_dense_fp8_flops,
         fp8_flops_source,
+        try_cast(peak_dense_fp4_flops as double) as peak_dense_fp4_flops,
+        nullif(fp4_flops_source, '') as fp4_flops_source,
         model_number,
         nullif(form_factor, '') as form_factor,
         'reference' as accelerator_source
@@ -38,6 +40,8 @@ derived as (
             || ': no reference row in accelerators.csv, so no peak yet' as note,
         null::double as peak_dense_fp8_flops,
         null::varchar as fp8_flops_source,
+        null::double as peak_dense_fp4_flops,
+        null::varchar as fp4_flops_source,
         null::varchar as model_number,
         null::varchar as form_factor,
         'derived_by_rule' as accelerator_source

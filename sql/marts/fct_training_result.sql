@@ -15,7 +15,13 @@ with runs as (
         benchmark,
         any_value(ruleset_ref) as ruleset_ref,
         avg(global_batch_size) filter (where scored) as global_batch_size,
-        avg(samples_to_converge) filter (where in_olympic_mean) as samples_to_converge,
+        -- means over the runs of the olympic mean, only when every one of them has the figure
+        case when count(samples_to_converge) filter (where in_olympic_mean) = count(*) filter (where in_olympic_mean)
+            then avg(samples_to_converge) filter (where in_olympic_mean) end as samples_to_converge,
+        case when count(epochs_to_converge) filter (where in_olympic_mean) = count(*) filter (where in_olympic_mean)
+            then avg(epochs_to_converge) filter (where in_olympic_mean) end as epochs_to_converge,
+        -- why samples_to_converge is NULL: the first olympic-mean run's reason
+        arg_min(samples_to_converge_null_reason, run_file) filter (where in_olympic_mean) as samples_null_reason,
         -- runs the published rules accept and today's reject: the first reason, in file order
         arg_min(current_rules_drop_reason, run_file) filter (where scored and not scored_current_rules)
             as newly_dropped_reason,
@@ -57,6 +63,8 @@ select
             then coalesce(runs.newly_dropped_reason, current.no_score_reason)
     end as current_rules_drop_reason,
     runs.carried_over_from,
+    runs.epochs_to_converge,
+    case when runs.samples_to_converge is null then runs.samples_null_reason end as samples_to_converge_null_reason,
     -- Duplicate: other submitter/system folders of the round published the same runs; the first by
     -- (submitter, system) is the canonical one (NULL here), the others name it as 'submitter/system'.
     case when runs.run_set is not null and row_number() over same_runs > 1

@@ -11,6 +11,10 @@
 -- Catalog offers are collapsed to one per provider, accelerator, region and pricing model.
 -- `is_native_cloud`: the submitter is the price's cloud (the rule is int_submitter_cloud).
 -- `perf_per_dollar` is trainings per USD.
+-- `is_bookable` (the one definition of a headline price): a hyperscaler or a neocloud lists it at a
+-- fixed rate, on demand or committed; marketplaces (auctions, resale) and spot capacity are market
+-- prices, snapshots nobody can book. `provider_kind` is NULL for a provider the seed does not know:
+-- not bookable either.
 with current_prices as (
     select *
     from fct_cloud_price_current
@@ -89,7 +93,8 @@ select
     p.source_url,
     p.price_source,
     r.availability_category,
-    k.kind as provider_kind
+    k.kind as provider_kind,
+    coalesce(k.kind in ('hyperscaler', 'neocloud') and p.pricing_model <> 'spot', false) as is_bookable
 from results as r
 join prices as p on p.accelerator = r.accelerator
 left join provider_kinds as k on k.provider = lower(p.provider)

@@ -6,69 +6,31 @@
 -- Scaling of each family across accelerator counts, relative to the family's base: its smallest
 -- accelerator_count; ties broken by the lowest (fastest) score, then by system name.
 -- A family compares like with like: same round, submitter, benchmark, accelerator, division and
--- framework family (`framework_family`, defined once below). A result with no division is a
+-- framework family (dim_system.framework_family). A result with no division is a
 -- family of its own. Rows of the base's size are not scaling rows (`is_scaling_pair` false, no
 -- speedup or efficiency except the base's own 1).
 --   speedup                        = base score / score (official time-to-train, minutes)
 --   convergence_scaling_efficiency = speedup / size_ratio
---   relative_throughput            = mean steady-state throughput / base's (dim_benchmark's unit)
---   weak_scaling_efficiency        = relative_throughput / size_ratio
---   scaling_kind                   = weak (global batch grows with the system), strong (same batch),
---                                    batch_shrinks; NULL when a batch size is unknown
+--   relative_throughput            = mean steady-state throughput / base's (samples per second)
+--   throughput_scaling_efficiency  = relative_throughput / size_ratio, for every kind of pair
+--   scaling_kind                   = weak: the global batch grows at least 0.9× the size ratio;
+--                                    strong: it stays within 10 % of the base's; mixed: anything else;
+--                                    NULL when a batch size is unknown (vocabulary `scaling_kind`)
+--   weak_scaling_efficiency        = throughput_scaling_efficiency of weak pairs only (NULL otherwise)
+--   weak_scaling_flag              = why a throughput efficiency outside [0.30, 1.10] may be so (the
+--                                    name predates the scaling kinds): a per-accelerator batch that grows
+--                                    (efficiency above) or shrinks (below) over the base's; a cause that
+--                                    would move it the other way is never given
+--   throughput_scaling_null_reason = why the throughput efficiencies are NULL: above 2 with a
+--                                    per-accelerator batch that does not grow, the per-accelerator
+--                                    throughput would have more than doubled with no more work per
+--                                    step: no hardware does that, the two throughputs disagree on units
 -- Runs whose steady-state ÷ end-to-end throughput fails its check (fct_training_run
 -- .throughput_check_reason) are left out of the mean throughput; `throughput_exclusion` says so.
 -- `accelerator` is the dim_system accelerator key, else the declared accelerator model name.
 -- Carried-over results (fct_training_result.carried_over_from) are left out: not scaling evidence of
 -- this round.
-with framework_patterns (framework_family, pattern) as (
-    -- The framework family: NeMo, Megatron, DeepSpeed, Composer run on PyTorch, so
-    -- "PyTorch NVIDIA Release 24.09" and "NeMo + PyTorch" are one family. Matched on the system
-    -- folder name first (it names the framework of multi-framework system descriptions), then on
-    -- the system description's framework; several families there and none in the name: "mixed".
-    values
-        ('pytorch', 'pytorch|torch|nemo|megatron|deepspeed|composer'),
-        ('mxnet', 'mxnet'),
-        ('tensorflow', 'tensorflow|(^|[^a-z])tf([^a-z]|$)'),
-        ('jax', 'jax|maxtext|maxdiffusion|(^|[^a-z])pax([^a-z]|$)'),
-        ('hugectr', 'hugectr|merlin'),
-        ('dgl', '(^|[^a-z])dgl([^a-z]|$)'),
-        ('mindspore', 'mindspore'),
-        ('paddle', 'paddle'),
-        ('tinygrad', 'tinygrad'),
-        ('poplar', 'popart|poplar'),
-        ('llmboost', 'llmboost')
-),
-
-system_frameworks as (
-    select
-        s.round,
-        s.submitter,
-        s.system,
-        list_sort(list_distinct(list(p.framework_family) filter (
-            where regexp_matches(lower(s.system), p.pattern)))) as in_name,
-        list_sort(list_distinct(list(p.framework_family) filter (
-            where regexp_matches(lower(coalesce(s.framework, '')), p.pattern)))) as in_description,
-        any_value(s.framework) as framework
-    from dim_system as s
-    cross join framework_patterns as p
-    group by all
-),
-
-system_family as (
-    select
-        round,
-        submitter,
-        system,
-        case
-            when len(in_name) = 1 then in_name[1]
-            when len(in_description) = 1 then in_description[1]
-            when len(in_description) > 1 then 'mixed(' || array_to_string(in_description, ',') || ')'
-            else coalesce(nullif(lower(trim(framework)), ''), 'unknown')
-        end as framework_family
-    from system_frameworks
-),
-
-throughput as (
+with throughput as (
     select
         round,
         submitter,
@@ -88,11 +50,12 @@ results as (
     select
         r.round,
         r.submitter,
+        s.organization,
         r.benchmark,
         coalesce(s.accelerator, r.accelerator_model_name) as accelerator,
         s.accelerator is not null as accelerator_is_canonical,
         r.division,
-        coalesce(f.framework_family, 'unknown') as framework_family,
+        coalesce(s.framework_family, 'unknown') as framework_family,
         -- no division: a family of its own (never merged with another result)
         coalesce(r.division, 'no division: ' || r.system) as family_division,
         r.system,
@@ -108,7 +71,6 @@ results as (
         end as throughput_exclusion
     from fct_training_result as r
     left join dim_system as s using (round, submitter, system)
-    left join system_family as f using (round, submitter, system)
     left join throughput as t using (round, submitter, system, benchmark)
     where r.score_minutes > 0
         and r.accelerator_count > 0
@@ -166,13 +128,15 @@ measured as (
         case when (is_scaling_pair or is_base) and throughput_unit = base_throughput_unit
             then throughput / base_throughput end as relative_throughput,
         case when (is_scaling_pair or is_base) and throughput_unit = base_throughput_unit
-            then (throughput / base_throughput) / size_ratio end as weak_scaling_efficiency,
+            then (throughput / base_throughput) / size_ratio end as throughput_scaling_efficiency,
         case
             when not is_scaling_pair or global_batch_size is null or base_global_batch_size is null then null
-            when global_batch_size > base_global_batch_size then 'weak'
-            when global_batch_size = base_global_batch_size then 'strong'
-            else 'batch_shrinks'
-        end as scaling_kind
+            when global_batch_size / base_global_batch_size >= 0.9 * size_ratio then 'weak'
+            when abs(global_batch_size / base_global_batch_size - 1) <= 0.1 then 'strong'
+            else 'mixed'
+        end as scaling_kind,
+        (global_batch_size / accelerator_count) / (base_global_batch_size / base_accelerator_count)
+            as per_accelerator_batch_ratio
     from pairs
 )
 
@@ -196,8 +160,9 @@ select
     base_throughput,
     case when throughput_unit = base_throughput_unit then throughput end as throughput,
     case when throughput_unit = base_throughput_unit then throughput_unit end as throughput_unit,
-    relative_throughput,
-    weak_scaling_efficiency,
+    case when throughput_scaling_null_reason is null then relative_throughput end as relative_throughput,
+    case when (scaling_kind = 'weak' or is_base) and throughput_scaling_null_reason is null
+        then throughput_scaling_efficiency end as weak_scaling_efficiency,
     is_base,
     family_size,
     framework_family,
@@ -206,19 +171,33 @@ select
     global_batch_size,
     scaling_kind,
     throughput_exclusion,
-    -- a stated cause for a weak scaling efficiency outside [0.30, 1.10]
+    -- a stated cause for a throughput efficiency outside [0.30, 1.10]: only one that moves it that way
     case
-        when weak_scaling_efficiency is null or weak_scaling_efficiency between 0.30 and 1.10 then null
-        when global_batch_size is null or base_global_batch_size is null
+        when throughput_scaling_null_reason is not null or throughput_scaling_efficiency is null
+            or throughput_scaling_efficiency between 0.30 and 1.10 then null
+        when per_accelerator_batch_ratio is null
             then 'cause unknown: the logs do not state both global batch sizes'
-        when global_batch_size / accelerator_count > base_global_batch_size / base_accelerator_count
-            then 'per-accelerator batch grows ' || round(
-                (global_batch_size / accelerator_count) / (base_global_batch_size / base_accelerator_count), 2)
+        when throughput_scaling_efficiency > 1.10 and per_accelerator_batch_ratio > 1
+            then 'per-accelerator batch grows ' || round(per_accelerator_batch_ratio, 2)
                 || '× over the base: more work per step per accelerator'
-        when global_batch_size / accelerator_count < base_global_batch_size / base_accelerator_count
-            then 'per-accelerator batch shrinks to ' || round(
-                (global_batch_size / accelerator_count) / (base_global_batch_size / base_accelerator_count), 2)
+        when throughput_scaling_efficiency < 0.30 and per_accelerator_batch_ratio < 1
+            then 'per-accelerator batch shrinks to ' || round(per_accelerator_batch_ratio, 2)
                 || '× of the base: less work per step per accelerator'
-        else 'cause unknown: same per-accelerator batch as the base'
-    end as weak_scaling_flag
-from measured
+        else 'cause unknown: the per-accelerator batch (' || round(per_accelerator_batch_ratio, 2)
+            || '× the base''s) does not explain an efficiency of ' || round(throughput_scaling_efficiency, 2)
+    end as weak_scaling_flag,
+    case when throughput_scaling_null_reason is null then throughput_scaling_efficiency end
+        as throughput_scaling_efficiency,
+    throughput_scaling_null_reason,
+    per_accelerator_batch_ratio,
+    organization
+from (
+    select
+        *,
+        case when throughput_scaling_efficiency > 2 and coalesce(per_accelerator_batch_ratio, 1) <= 1 then
+            'throughput efficiency ' || round(throughput_scaling_efficiency, 2) || ' with a per-accelerator batch of '
+            || coalesce(round(per_accelerator_batch_ratio, 2)::varchar, 'unknown') || '× the base''s: per-accelerator '
+            || 'throughput cannot more than double without more work per step'
+        end as throughput_scaling_null_reason
+    from measured
+)

@@ -3,19 +3,24 @@
 -- grain: round, submitter, system, benchmark
 -- depends on: fct_training_result, fct_training_run, dim_system, dim_accelerator, dim_benchmark
 -- description: Model FLOPs utilization of each official result, against the peak of its precision.
--- Model FLOPs utilization of each official result (grain: round, submitter, system, benchmark):
+-- Model FLOPs utilization of each scored result:
 --   samples to converge × model FLOPs per sample
---     / (time-to-train × accelerators × peak dense FLOP/s in the result's training precision)
--- averaged over the runs in the official olympic mean (mean samples over mean time). Time-to-train
--- is run_start → run_stop, so evaluation time is included (end-to-end MFU).
--- Inputs: fct_training_result, fct_training_run (precision_logged), dim_system (accelerator,
--- precision_stated), dim_accelerator (dense BF16/FP8 peaks), dim_benchmark (FLOPs per unit).
--- Precision: what the scored runs' logs state (the most common format among them, e.g. NeMo's
--- `fp8: true`), else what the systems file states, else BF16 (`precision_source` says which).
+--     / (time to train × accelerators × peak dense FLOP/s in the result's training precision)
+-- over the runs of the official olympic mean (mean samples over mean time). Time to train is
+-- run_start → run_stop, so evaluation time is included (end-to-end MFU).
+-- Inputs: fct_training_result, fct_training_run (samples, precision_logged), dim_system (accelerator,
+-- precision_stated, framework_family), dim_accelerator (dense BF16/FP8/FP4 peaks), dim_benchmark.
+-- Precision (`precision_source`, vocabulary `precision_source`), one per software stack and never
+-- inferred from the speed itself:
+--   log                 the format most scored runs' logs state (ties: the narrower format)
+--   system_description  else the format the systems file states
+--   stack               else the format the other results of its stack state, where they agree: the
+--                       same round, submitter, benchmark, accelerator and framework family
+--   assumed_bf16        else BF16, the reference's format
 -- FP16 runs use the BF16 peak (the same dense tensor rate on every chip here that has both).
--- A result stating nothing whose achieved FLOP/s exceed the dense BF16 peak is measured against the
--- FP8 peak (`precision_source` 'implied_by_throughput', with the figures as evidence).
--- `mfu_null_reason` says why `mfu` is NULL. MFU above 1 fails the `mfu_at_most_one` check.
+-- `mfu` is NULL with `mfu_null_reason` when a figure is missing, and when it would exceed 1 (no run can
+-- beat the dense peak of the format it trains in: the FLOPs count, the precision or the peak is wrong).
+-- `mfu_basis` says what the figure was measured against.
 with runs as (
     select
         round, submitter, system, benchmark,
@@ -37,33 +42,60 @@ formats_in_logs as (
     group by all
 ),
 
+narrowness (precision, rank) as (
+    values ('fp4', 4), ('fp8', 3), ('bf16', 2), ('fp16', 1)
+),
+
 logged as (
     -- the format most scored runs state (ties: the narrower format, so MFU is never inflated)
     select
-        round, submitter, system, benchmark,
-        arg_max(precision_logged, runs_stating * 10 + case precision_logged
-            when 'fp4' then 4 when 'fp8' then 3 when 'bf16' then 2 else 1 end) as precision,
-        arg_max(evidence, runs_stating * 10 + case precision_logged
-            when 'fp4' then 4 when 'fp8' then 3 when 'bf16' then 2 else 1 end) as evidence
-    from formats_in_logs
+        f.round, f.submitter, f.system, f.benchmark,
+        arg_max(f.precision_logged, f.runs_stating * 10 + coalesce(n.rank, 0)) as precision,
+        arg_max(f.evidence, f.runs_stating * 10 + coalesce(n.rank, 0)) as evidence
+    from formats_in_logs as f
+    left join narrowness as n on n.precision = f.precision_logged
     group by all
 ),
 
-results as (
+stated as (
     select
         r.*,
         s.accelerator,
-        coalesce(l.precision, s.precision_stated, 'bf16') as precision,
-        case
-            when l.precision is not null then 'log'
-            when s.precision_stated is not null then 'system_description'
-            else 'default_bf16'
-        end as precision_source,
-        coalesce(l.evidence, s.precision_evidence) as precision_evidence
+        s.framework_family,
+        coalesce(l.precision, s.precision_stated) as stated_precision,
+        case when l.precision is not null then 'log' when s.precision_stated is not null then 'system_description' end
+            as stated_source,
+        coalesce(l.evidence, s.precision_evidence) as stated_evidence
     from fct_training_result as r
     left join dim_system as s using (round, submitter, system)
     left join logged as l using (round, submitter, system, benchmark)
     where r.score_minutes is not null
+),
+
+stacks as (
+    -- what the results of one software stack state, when they state one format only
+    select
+        round, submitter, benchmark, accelerator, framework_family,
+        any_value(stated_precision) as precision,
+        min(system || ' (' || stated_source || ')') as evidence
+    from stated
+    where stated_precision is not null and accelerator is not null
+    group by all
+    having count(distinct stated_precision) = 1
+),
+
+results as (
+    select
+        st.* exclude (stated_precision, stated_source, stated_evidence),
+        coalesce(st.stated_precision, k.precision, 'bf16') as precision,
+        case
+            when st.stated_precision is not null then st.stated_source
+            when k.precision is not null then 'stack'
+            else 'assumed_bf16'
+        end as precision_source,
+        coalesce(st.stated_evidence, 'same stack: ' || k.evidence) as precision_evidence
+    from stated as st
+    left join stacks as k using (round, submitter, benchmark, accelerator, framework_family)
 ),
 
 measured as (
@@ -78,6 +110,7 @@ measured as (
         a.peak_dense_bf16_flops,
         b.convergence_unit,
         b.model_flops_per_convergence_unit,
+        b.model_flops_per_sample,
         b.flops_derivation,
         runs.runs_in_mean,
         runs.samples_to_converge,
@@ -87,11 +120,14 @@ measured as (
         r.precision_source,
         r.precision_evidence,
         a.peak_dense_fp8_flops,
+        a.peak_dense_fp4_flops,
         case r.precision
             when 'fp8' then a.peak_dense_fp8_flops
-            when 'fp4' then null  -- no FP4 peak in dim_accelerator yet
+            when 'fp4' then a.peak_dense_fp4_flops
             else a.peak_dense_bf16_flops
-        end as peak_flops_used
+        end as peak_flops_used,
+        runs.samples_to_converge * b.model_flops_per_sample
+            / (runs.time_to_train_minutes * 60.0 * r.accelerator_count) as achieved_flops
     from results as r
     left join dim_accelerator as a on a.accelerator = r.accelerator
     left join dim_benchmark as b on b.benchmark = r.benchmark
@@ -100,29 +136,21 @@ measured as (
         and runs.benchmark = r.benchmark
 ),
 
-resolved as (
-    -- A result that states no format yet computes faster than the dense BF16 peak cannot have
-    -- trained in BF16: where the chip has an FP8 peak, it is measured against that, and says why.
+reasoned as (
     select
-        * replace (
-            case when implied_fp8 then 'fp8' else precision end as precision,
-            case when implied_fp8 then 'implied_by_throughput' else precision_source end as precision_source,
-            case when implied_fp8 then
-                'achieved ' || printf('%.3g', achieved_flops) || ' FLOP/s per accelerator, above the dense BF16 peak '
-                || printf('%.3g', peak_dense_bf16_flops) || ': not a BF16 run'
-                else precision_evidence end as precision_evidence,
-            case when implied_fp8 then peak_dense_fp8_flops else peak_flops_used end as peak_flops_used
-        )
-    from (
-        select
-            *,
-            samples_to_converge * model_flops_per_convergence_unit
-                / (time_to_train_minutes * 60.0 * accelerator_count) as achieved_flops,
-            precision_source = 'default_bf16' and peak_dense_fp8_flops is not null
-                and samples_to_converge * model_flops_per_convergence_unit
-                    / (time_to_train_minutes * 60.0 * accelerator_count) > peak_dense_bf16_flops as implied_fp8
-        from measured
-    )
+        *,
+        case
+            when model_flops_per_sample is null then 'benchmark has no sound FLOPs figure (dim_benchmark)'
+            when accelerator is null then 'accelerator not mapped (see the unmapped_accelerators check)'
+            when samples_to_converge is null or time_to_train_minutes is null
+                then 'no samples to converge for the olympic-mean runs (fct_training_run.samples_to_converge_null_reason)'
+            when accelerator_count is null or accelerator_count = 0 then 'accelerator count unknown'
+            when peak_flops_used is null then 'no dense ' || upper(precision) || ' peak for ' || accelerator || ' in dim_accelerator'
+            when achieved_flops / peak_flops_used > 1 then
+                'MFU ' || printf('%.3f', achieved_flops / peak_flops_used) || ' above 1 against the dense '
+                || upper(precision) || ' peak (' || precision_source || '): the FLOPs count, precision or peak is wrong'
+        end as mfu_null_reason
+    from measured
 )
 
 select
@@ -141,22 +169,19 @@ select
     samples_to_converge,
     time_to_train_minutes,
     score_minutes,
-    samples_to_converge * model_flops_per_convergence_unit as model_flops_to_train,
-    samples_to_converge * model_flops_per_convergence_unit
-        / (time_to_train_minutes * 60.0 * accelerator_count) as achieved_flops_per_accelerator,
-    samples_to_converge * model_flops_per_convergence_unit
-        / (time_to_train_minutes * 60.0 * accelerator_count * peak_flops_used) as mfu,
+    samples_to_converge * model_flops_per_sample as model_flops_to_train,
+    achieved_flops as achieved_flops_per_accelerator,
+    case when mfu_null_reason is null then achieved_flops / peak_flops_used end as mfu,
     precision,
     precision_source,
     precision_evidence,
     peak_dense_fp8_flops,
     peak_flops_used,
-    case
-        when model_flops_per_convergence_unit is null then 'benchmark has no sound FLOPs figure (dim_benchmark)'
-        when accelerator is null then 'accelerator not mapped (see the unmapped_accelerators check)'
-        when samples_to_converge is null or time_to_train_minutes is null then 'no olympic-mean run with samples to converge'
-        when accelerator_count is null then 'accelerator count unknown'
-        when precision = 'fp4' then 'FP4 run: dim_accelerator has no FP4 peak'
-        when peak_flops_used is null then 'no dense ' || upper(precision) || ' peak for ' || accelerator || ' in dim_accelerator'
-    end as mfu_null_reason
-from resolved
+    mfu_null_reason,
+    peak_dense_fp4_flops,
+    model_flops_per_sample,
+    case when peak_flops_used is not null then
+        'dense ' || upper(case precision when 'fp16' then 'bf16' else precision end) || ' peak of ' || accelerator
+        || ' (' || printf('%.4g', peak_flops_used) || ' FLOP/s), precision from ' || precision_source
+    end as mfu_basis
+from reasoned

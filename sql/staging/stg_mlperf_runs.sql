@@ -12,8 +12,7 @@ with runs as (
     select
         *,
         coalesce(run_start_ms::varchar || '-' || run_stop_ms::varchar, log_sha256, round || '/' || run_file) as run_identity,
-        [cast(split_part(substr(round, 2), '.', 1) as integer),
-         cast(split_part(substr(round, 2), '.', 2) as integer)] as round_order
+        round_order(round) as round_order
     from raw_mlperf_runs
 )
 
@@ -34,7 +33,10 @@ select
     run_stop_ms,
     time_to_train_minutes,
     global_batch_size,
-    samples_to_converge,
+    convergence_progress,
+    convergence_counted_in,
+    convergence_source,
+    convergence_null_reason,
     seed,
     benchmark_logged,
     steady_state_throughput,
@@ -52,6 +54,9 @@ select
     throughput_counting,
     progress_counted_in,
     throughput_null_reason,
-    progress_offset
+    progress_offset,
+    train_samples_logged,
+    values_nulled,
+    round_order
 from runs
 window first_seen as (partition by run_identity order by round_order, submitter, system, run_file)

@@ -24,5 +24,6 @@ select
     repaired_keys,
     source_file,
     precision_stated,
-    precision_evidence
+    precision_evidence,
+    values_nulled
 from raw_mlperf_systems

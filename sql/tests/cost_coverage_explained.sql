@@ -1,4 +1,5 @@
 -- tests: mart_cost_to_train_coverage
+-- severity: structural
 -- description: Every round and accelerator with results but no cost says why; counts add up.
 -- Every round and accelerator with results but no cost says why; counts add up.
 select *

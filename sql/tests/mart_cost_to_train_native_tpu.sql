@@ -1,4 +1,5 @@
 -- tests: mart_cost_to_train
+-- severity: structural
 -- description: Google's own TPU results priced on gcp are native-cloud rows, whatever the price source.
 -- Google's own TPU results priced on gcp are native-cloud rows, whatever the price source.
 select round, submitter, system, provider, price_source

@@ -1,4 +1,5 @@
 -- tests: mart_cost_to_train
+-- severity: structural
 -- description: One price source per result, provider, accelerator and pricing model (API > list > catalog).
 -- One price source per result, provider, accelerator and pricing model (API > list > catalog):
 -- no result is costed twice by one provider for one offer.

@@ -1,4 +1,5 @@
 -- tests: mart_cost_to_train
+-- severity: structural
 -- description: Costs are positive and equal score hours × accelerators × price per accelerator-hour.
 -- Costs are positive and equal score hours × accelerators × price per accelerator-hour.
 select *

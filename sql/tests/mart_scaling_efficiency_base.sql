@@ -1,4 +1,5 @@
 -- tests: mart_scaling_efficiency
+-- severity: structural
 -- description: Base rows have efficiency 1; efficiencies and speedups positive; one base per family.
 -- Base rows have efficiency 1; every efficiency and speedup is positive; one base per family.
 select 'base efficiency <> 1' as problem, round, submitter, benchmark, accelerator, division, system

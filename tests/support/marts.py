@@ -5,10 +5,12 @@ from __future__ import annotations
 import duckdb
 
 from pipelines.lib.reference.seeds import load_seeds
-from pipelines.lib.warehouse.models import grain_test_sql, load_models, load_tests, model_order
+from pipelines.lib.warehouse.models import create_macros, grain_test_sql, load_models, load_tests, model_order
 
-MY_MODELS = ("dim_benchmark", "int_submitter_cloud", "mart_scaling_efficiency", "mart_cost_to_train", "mart_utilization")
+MY_MODELS = ("dim_benchmark_dataset", "dim_benchmark", "int_submitter_cloud", "mart_scaling_efficiency",
+             "mart_cost_to_train", "mart_cost_to_train_headline", "mart_utilization")
 TOKENS = 1.2e9  # gpt3 converges in ~1.2e9 tokens (its RCP unit)
+SEQUENCES = TOKENS / 2048  # ... which is samples_to_converge: 2,048-token sequences
 
 # (submitter, system, accelerator, count, score_minutes, mean throughput) — all v4.1, gpt3, closed
 RESULTS = [
@@ -40,7 +42,9 @@ PRICES = [
 TYPES = {
     "dim_system": {"round": "varchar", "submitter": "varchar", "system": "varchar", "system_name": "varchar",
                    "division": "varchar", "accelerator_model_name": "varchar", "accelerator_count": "integer",
-                   "accelerator": "varchar", "availability_category": "varchar", "precision_stated": "varchar", "precision_evidence": "varchar", "framework": "varchar"},
+                   "accelerator": "varchar", "availability_category": "varchar", "precision_stated": "varchar",
+                   "precision_evidence": "varchar", "framework": "varchar", "framework_family": "varchar",
+                   "organization": "varchar"},
     "fct_training_result": {"round": "varchar", "submitter": "varchar", "system": "varchar", "benchmark": "varchar",
                             "division": "varchar", "availability": "varchar", "accelerator_model_name": "varchar",
                             "accelerator_count": "integer", "score_minutes": "double", "samples_to_converge": "double",
@@ -52,7 +56,8 @@ TYPES = {
                          "precision_logged": "varchar", "precision_evidence": "varchar",
                          "throughput_check_reason": "varchar", "steady_to_end_to_end_ratio": "double"},
     "dim_accelerator": {"accelerator": "varchar", "vendor": "varchar", "memory_gb": "double",
-                        "peak_dense_bf16_flops": "double", "peak_dense_fp8_flops": "double", "note": "varchar"},
+                        "peak_dense_bf16_flops": "double", "peak_dense_fp8_flops": "double",
+                        "peak_dense_fp4_flops": "double", "note": "varchar"},
     "fct_cloud_price_current": {"provider": "varchar", "sku": "varchar", "region": "varchar",
                                 "pricing_model": "varchar", "accelerator": "varchar",
                                 "accelerators_per_instance": "integer", "price_per_hour_usd": "double",
@@ -75,23 +80,25 @@ def build_fixture(con: duckdb.DuckDBPyConnection) -> None:
     systems = (
         [
             {"round": "v4.1", "submitter": sub, "system": sys, "system_name": sys.replace("-", " ").upper(),
-             "division": "closed", "accelerator_model_name": acc.upper(), "accelerator_count": n, "accelerator": acc}
+             "division": "closed", "accelerator_model_name": acc.upper(), "accelerator_count": n, "accelerator": acc,
+             "framework_family": "jax" if sub == "Google" else "pytorch", "organization": sub}
             for sub, sys, acc, n, _score, _thr in RESULTS
         ]
         # a ResNet result on an accelerator without price or FLOPs figure
         + [{"round": "v4.1", "submitter": "Acme", "system": "acme-x", "system_name": "ACME X", "division": "closed",
-            "accelerator_model_name": "Acme X1", "accelerator_count": 8, "accelerator": None}]
+            "accelerator_model_name": "Acme X1", "accelerator_count": 8, "accelerator": None,
+            "framework_family": "pytorch", "organization": "Acme"}]
     )
     results = (
         [
             {"round": "v4.1", "submitter": sub, "system": sys, "benchmark": "gpt3", "division": "closed",
              "availability": "available", "accelerator_model_name": acc.upper(), "accelerator_count": n,
-             "score_minutes": score, "samples_to_converge": TOKENS}
+             "score_minutes": score, "samples_to_converge": SEQUENCES}
             for sub, sys, acc, n, score, _thr in RESULTS
         ]
         + [{"round": "v4.1", "submitter": "Acme", "system": "acme-x", "benchmark": "resnet", "division": "closed",
             "availability": "available", "accelerator_model_name": "Acme X1", "accelerator_count": 8,
-            "score_minutes": 30.0, "samples_to_converge": 40.0}]
+            "score_minutes": 30.0, "samples_to_converge": 40.0 * 1281167}]
     )
     runs = []
     for sub, sys, _acc, _n, score, thr in RESULTS:
@@ -99,11 +106,11 @@ def build_fixture(con: duckdb.DuckDBPyConnection) -> None:
         for i, (dt, f) in enumerate(((-1.0, 0.98), (0.0, 1.0), (1.0, 1.02))):
             runs.append({"round": "v4.1", "submitter": sub, "system": sys, "benchmark": "gpt3",
                          "run_file": f"{sys}/result_{i}.txt", "scored": True, "in_olympic_mean": i == 1,
-                         "time_to_train_minutes": score + dt, "samples_to_converge": TOKENS,
+                         "time_to_train_minutes": score + dt, "samples_to_converge": SEQUENCES,
                          "steady_state_throughput": thr * f, "throughput_unit": "epoch_count/s"})
     runs.append({"round": "v4.1", "submitter": "Acme", "system": "acme-x", "benchmark": "resnet",
                  "run_file": "acme-x/result_0.txt", "scored": True, "in_olympic_mean": True,
-                 "time_to_train_minutes": 30.0, "samples_to_converge": 40.0,
+                 "time_to_train_minutes": 30.0, "samples_to_converge": 40.0 * 1281167,
                  "steady_state_throughput": None, "throughput_unit": None})
     accelerators = ([
         {"accelerator": acc, "vendor": acc.split("-")[0], "memory_gb": 95.0, "peak_dense_bf16_flops": peak}
@@ -121,6 +128,7 @@ def build_fixture(con: duckdb.DuckDBPyConnection) -> None:
                           "dim_accelerator": accelerators, "fct_cloud_price_current": prices}.items():
         _create(con, name, records)
     load_seeds(con)
+    create_macros(con)
     submitters_of(con)
     models = {name: model for name, model in load_models().items() if name in MY_MODELS}
     for name in model_order(models):

@@ -252,7 +252,7 @@ def test_cloud_skus(sku, key, count):
 
 def test_seed_files_are_consistent():
     accelerators = pl.read_csv(ACCELERATORS_CSV, infer_schema_length=0)
-    peaks = ["peak_dense_bf16_flops", "peak_dense_fp8_flops"]
+    peaks = ["peak_dense_bf16_flops", "peak_dense_fp8_flops", "peak_dense_fp4_flops"]
     AcceleratorRow.validate(accelerators.with_columns(pl.col("memory_gb", *peaks).cast(pl.Float64)))
     AcceleratorAliasRow.validate(pl.read_csv(ALIASES_CSV, infer_schema_length=0))
     keys = set(accelerators["accelerator"])

@@ -183,7 +183,8 @@ def test_a_non_finite_timestamp_drops_the_run_and_never_becomes_a_nan_score(tmp_
 
 
 @needs_shared_mlperf()
-def test_one_real_v5_run_with_samples_count_1e12_is_quarantined_and_the_round_publishes(tmp_path, warehouse):
+def test_one_real_v5_run_with_samples_count_1e12_keeps_its_run_and_nulls_the_value(tmp_path, warehouse):
+    """An absurd value in a log the official scorer counts is nulled with its reason; the run stays."""
     from pipelines.lib.mlperf.refresh import archive_path, stage_round
     from pipelines.lib.warehouse import build as wh
 
@@ -207,7 +208,11 @@ def test_one_real_v5_run_with_samples_count_1e12_is_quarantined_and_the_round_pu
     import duckdb
     con = duckdb.connect(str(warehouse / "mlperf.duckdb"), read_only=True)
     reasons = [r for (r,) in con.execute("select reason from fct_quarantine where file = ?", [edited]).fetchall()]
-    assert any("samples_to_converge" in r for r in reasons)
-    assert con.execute("select count(*) from fct_training_run where run_file = ?", [edited]).fetchone()[0] == 0
-    assert con.execute("select count(*) from fct_training_run").fetchone()[0] == 9
+    assert any("convergence_progress" in r and "value nulled, row kept" in r for r in reasons), reasons
+    run = con.execute("select samples_to_converge, convergence_progress, values_nulled from fct_training_run "
+                      "where run_file = ?", [edited]).fetchone()
+    assert run[0] is None and run[1] is None and "convergence_progress" in run[2]
+    assert con.execute("select count(*) from fct_training_run").fetchone()[0] == 10
+    # the other runs keep their samples; the timeline events of the edited blocks are quarantined
+    assert con.execute("select count(samples_to_converge) from fct_training_run").fetchone()[0] == 9
     assert con.execute("select max(samples_count) from stg_mlperf_events").fetchone()[0] < 1e10

@@ -26,12 +26,12 @@ def test_convergence_scaling_efficiency():
     assert metrics.convergence_scaling_efficiency(40, 8, 20, 16) == pytest.approx(1.0)
 
 
-def test_weak_scaling_efficiency():
+def test_throughput_scaling_efficiency():
     # base: 1,000 samples/s on 512 chips; 3,600 samples/s on 2,048 chips → 3.6× for 4× chips = 0.9
     assert metrics.relative_throughput(1000, 3600) == pytest.approx(3.6)
-    assert metrics.weak_scaling_efficiency(1000, 512, 3600, 2048) == pytest.approx(0.9)
+    assert metrics.throughput_scaling_efficiency(1000, 512, 3600, 2048) == pytest.approx(0.9)
     with pytest.raises(ValueError):
-        metrics.weak_scaling_efficiency(0, 512, 3600, 2048)
+        metrics.throughput_scaling_efficiency(0, 512, 3600, 2048)
 
 
 def test_family_base_is_smallest_then_fastest_then_name():
@@ -132,7 +132,7 @@ def test_per_block_count_is_the_blocks_own_count():
         t += seconds * 1000
     ev.append((t, "run_stop", None, {"status": "success"}))
     thr = steady_state_throughput(_log(ev), "gpt3")
-    assert (thr.counting, thr.counted_in) == ("block_count", "samples")
+    assert (thr.counting, thr.counted_in) == ("block_count", "tokens")  # SQL divides by 2,048 per sequence
     assert thr.per_second == pytest.approx(50331648 / 150.0)  # median of 150, 150, 160 s (first excluded)
 
 
@@ -186,6 +186,11 @@ def test_no_usable_blocks_falls_back_to_eval_markers_or_says_why():
     bare = _log([(0, "run_start", None, {}), (60_000, "run_stop", None, {"status": "success"})])
     none = steady_state_throughput(bare, "dlrm_dcnv2")
     assert none.per_second is None and "no training blocks" in none.null_reason
-    # a benchmark whose unit is unknown gets no figure, rather than one in an unknown unit
+    # a benchmark in no seed is read in the unit its keys name: epoch_num counts epochs (SQL then needs
+    # the samples of an epoch, from the log's train_samples, to give samples per second)
     unknown = steady_state_throughput(_log(ev), "not_a_benchmark")
-    assert unknown.per_second is None and "not in benchmarks.csv" in unknown.null_reason
+    assert (unknown.counted_in, unknown.per_second) == ("epochs", pytest.approx(450_000 / 60.0))
+    samples = steady_state_throughput(_log([(t, k, v, {("samples_count" if x == "epoch_num" else x): y
+                                                         for x, y in md.items()}) for t, k, v, md in ev]),
+                                      "not_a_benchmark")
+    assert samples.counted_in == "samples"

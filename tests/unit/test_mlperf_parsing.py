@@ -83,7 +83,10 @@ def test_init_too_long_fails_the_official_rule():
 def test_run_facts_batch_seed_convergence_and_throughput():
     log = parse_log(_log(open_ssd_run(0, 10, blocks=4)), MLLOG)
     facts = run_facts(log.lines)
-    assert (facts.global_batch_size, facts.seed, facts.samples_to_converge) == (256, 42, 4)
+    assert (facts.global_batch_size, facts.seed) == (256, 42)
+    # ssd counts epochs: the convergence point is read in epochs, and says where it came from
+    assert (facts.convergence_progress, facts.convergence_counted_in) == (4, "epochs")
+    assert facts.convergence_source == "eval_accuracy epoch_num" and facts.convergence_null_reason is None
     # 10 min over 5 steps: each block lasts 120 s and processes 1 epoch → 1/120 epochs per second.
     assert abs(facts.steady_state_throughput - 1 / 120) < 1e-12
     # the log's own unit (ssd counts epochs); fct_training_run converts it to images/s

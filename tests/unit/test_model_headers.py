@@ -6,6 +6,7 @@ import duckdb
 import pytest
 
 from pipelines.lib.warehouse.models import (
+    sql_dir,
     ModelError,
     check_dependencies,
     grain_test_sql,
@@ -40,7 +41,7 @@ def sql(tmp_path):
 
 def test_every_shipped_model_has_a_header_and_reads_exactly_what_it_declares():
     models = load_models()
-    assert len(models) == 21
+    assert len(models) == len(list((sql_dir()).glob("*/*_*.sql"))) - len(list((sql_dir() / "tests").glob("*.sql")))
     for model in models.values():
         assert model.kind in ("table", "view") and model.description and model.depends_on
         assert model.grain or model.grain_note, model.name
@@ -131,11 +132,16 @@ def test_relations_read_ignores_comments_and_ctes():
 
 def test_sql_tests_need_a_known_model(sql):
     (sql / "tests").mkdir()
-    (sql / "tests" / "orphan.sql").write_text("-- tests: fct_nothing\n-- description: x\nselect 1 where false")
+    (sql / "tests" / "orphan.sql").write_text("-- tests: fct_nothing\n-- severity: structural\n-- description: x\n"
+                                              "select 1 where false")
     with pytest.raises(ModelError, match="tests unknown model 'fct_nothing'"):
         load_tests(load_models(sql), sql)
     (sql / "tests" / "orphan.sql").write_text("select 1 where false")
     with pytest.raises(ModelError, match="starts with '-- tests: <model>'"):
+        load_tests(load_models(sql), sql)
+    # every test states what its failure does
+    (sql / "tests" / "orphan.sql").write_text("-- tests: stg_runs\n-- severity: fatal\n-- description: x\nselect 1")
+    with pytest.raises(ModelError, match="severity 'fatal' is not one of"):
         load_tests(load_models(sql), sql)
 
 

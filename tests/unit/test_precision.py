@@ -79,13 +79,23 @@ def test_mfu_uses_the_peak_of_the_stated_precision():
     precision, source, peak, mfu, reason = rows["dgxh100_n128"]
     assert (precision, source, peak) == ("fp8", "log", 1979e12)
     assert mfu == pytest.approx(1.2e9 * 6 * 175e9 / (26.0 * 60 * 1024 * 1979e12))
-    assert rows["dgxh100_n64"][:3] == ("bf16", "default_bf16", 989e12)
+    # the other results of the same stack (NVIDIA, gpt3, H100, pytorch) state nothing: the stack's FP8
+    assert rows["dgxh100_n64"][:3] == ("fp8", "stack", 1979e12)
     assert rows["tpu-v5p-512"][1] == "system_description" and rows["tpu-v5p-512"][3] is None
     assert rows["tpu-v5p-512"][4] == "no dense FP8 peak for google-tpu-v5p in dim_accelerator"
+    assert rows["tpu-v5p-2048"][:2] == ("fp8", "stack")
+    # a stack where nothing states a format: BF16 assumed, and said so
+    assert rows["tpu-trillium-512"][:3] == ("bf16", "assumed_bf16", 918e12)
     assert rows["acme-x"][4] == "accelerator not mapped (see the unmapped_accelerators check)"
+    evidence = con.execute("select precision_evidence, mfu_basis from mart_utilization "
+                           "where system = 'dgxh100_n64'").fetchone()
+    assert evidence[0] == "same stack: dgxh100_n128 (log)"
+    assert evidence[1] == "dense FP8 peak of nvidia-h100-sxm-80gb (1.979e+15 FLOP/s), precision from stack"
 
 
-def test_a_result_faster_than_the_bf16_peak_is_measured_against_fp8_and_says_why():
+def test_a_result_faster_than_the_bf16_peak_keeps_its_precision_and_its_mfu_is_nulled():
+    """No threshold decides the precision: a result stating nothing whose FLOP/s exceed the BF16 peak keeps
+    BF16 (assumed) and its MFU is NULL with the reason, at every size of its stack alike."""
     con = duckdb.connect()
     build_fixture(con)
     con.execute("update dim_accelerator set peak_dense_fp8_flops = 1979e12 where accelerator = 'nvidia-h100-sxm-80gb'")
@@ -95,24 +105,22 @@ def test_a_result_faster_than_the_bf16_peak_is_measured_against_fp8_and_says_why
     from pipelines.lib.warehouse.models import load_models
 
     con.execute(f"create or replace table mart_utilization as {load_models()['mart_utilization'].sql}")
-    precision, source, peak, mfu, reason = _mfu_rows(con)["dgxh100_n128"]
-    assert (precision, source, peak) == ("fp8", "implied_by_throughput", 1979e12)
-    assert mfu == pytest.approx(1.2e9 * 6 * 175e9 / (26.0 / 1.5 * 60 * 1024 * 1979e12)) and mfu < 1
-    evidence = con.execute("select precision_evidence from mart_utilization where system = 'dgxh100_n128'").fetchone()[0]
-    assert "above the dense BF16 peak 9.89e+14" in evidence
-    assert _mfu_rows(con)["dgxh100_n64"][:3] == ("bf16", "default_bf16", 989e12)  # within the BF16 peak: unchanged
+    rows = _mfu_rows(con)
+    precision, source, peak, mfu, reason = rows["dgxh100_n128"]
+    assert (precision, source, peak, mfu) == ("bf16", "assumed_bf16", 989e12, None)
+    assert reason.startswith("MFU 1.19") and "above 1 against the dense BF16 peak (assumed_bf16)" in reason
+    assert rows["dgxh100_n64"][:3] == ("bf16", "assumed_bf16", 989e12)  # the same stack, the same precision
+    assert 0 < rows["dgxh100_n64"][3] < 1
 
 
 def test_checks_name_the_rows(tmp_path):
-    """unmapped_accelerators warns and names systems; mfu_at_most_one is an ERROR naming each row."""
+    """unmapped_accelerators warns and names systems; an MFU above 1 is nulled and the plausibility test
+    names the row."""
     import dagster as dg
 
     from pipelines.defs.resources import WarehouseLocation
-    from pipelines.defs.warehouse.checks import (
-        accelerators_without_peak,
-        mfu_at_most_one,
-        unmapped_accelerators,
-    )
+    from pipelines.defs.warehouse.checks import accelerators_without_peak, unmapped_accelerators
+    from support.marts import sql_test_failures
     from pipelines.lib.warehouse.models import load_models
 
     con = duckdb.connect(str(tmp_path / "mlperf.duckdb"))
@@ -125,6 +133,9 @@ def test_checks_name_the_rows(tmp_path):
     con.execute("update dim_accelerator set peak_dense_bf16_flops = null, note = 'not verified' "
                 "where accelerator = 'google-tpu-trillium'")
     con.execute(f"create or replace table mart_utilization as {load_models()['mart_utilization'].sql}")
+    failures = sql_test_failures(con, {"mart_utilization"})
+    assert len(failures) == 1 and failures[0].startswith("mart_utilization_mfu_above_one: [('v4.1', 'Google', "
+                                                         "'tpu-v5p-2048', 'gpt3', 'bf16', 'assumed_bf16', 'MFU ")
     con.close()
     location = WarehouseLocation(directory=str(tmp_path))
 
@@ -132,12 +143,6 @@ def test_checks_name_the_rows(tmp_path):
     assert not unmapped.passed and unmapped.severity == dg.AssetCheckSeverity.WARN
     assert "v4.1 Acme acme-x: 'Acme X1'" in unmapped.description
     assert unmapped.metadata["unmapped"].value == ["v4.1 Acme acme-x: 'Acme X1'"]
-
-    too_high = mfu_at_most_one(warehouse_location=location)
-    assert not too_high.passed and too_high.severity == dg.AssetCheckSeverity.ERROR
-    assert too_high.metadata["above_one"].value == 1
-    assert too_high.metadata["rows"].value[0].startswith("v4.1 Google tpu-v5p-2048 gpt3: MFU ")
-    assert "BF16 peak (default_bf16)" in too_high.description
 
     no_peak = accelerators_without_peak(warehouse_location=location)
     assert not no_peak.passed and no_peak.severity == dg.AssetCheckSeverity.WARN

@@ -60,26 +60,18 @@ def _table_metadata(rows: list[dict]) -> dg.MetadataValue:
 
 @dg.asset_check(
     asset="mart_scaling_efficiency",
-    additional_deps=["mart_cost_to_train", "mart_utilization"],
-    description="Scaling efficiencies (convergence in (0, 1.5], weak in [0.30, 1.10]), costs positive, MFU in "
-    "(0, 1]; names every offending row (round, submitter, system, benchmark, value, stated cause). Warns: "
-    "the SQL tests already block publishing on non-positive values and fan-out, and every weak efficiency "
-    "outside its band carries a cause in mart_scaling_efficiency.weak_scaling_flag to read before using it.",
+    description="Scaling efficiencies (convergence in (0, 1.5], throughput in [0.30, 1.10]); names every "
+    "offending row (round, submitter, system, benchmark, value, stated cause). Warns: every throughput "
+    "efficiency outside its band carries a cause in mart_scaling_efficiency.weak_scaling_flag to read before "
+    "using it. (MFU, sample and throughput plausibility are the SQL tests of severity 'plausibility'.)",
 )
 def metric_marts_sensible(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
     from pipelines.lib.report.metrics import describe, scaling_findings
-    from pipelines.lib.warehouse.query import fetch_dicts
 
     with connect_readonly(published_db(warehouse_location.path())) as con:
         # every published build holds every model (the build fails on a missing one)
         found: dict[str, list[dict]] = {
             "scaling out of range": scaling_findings(con),
-            "cost not positive": fetch_dicts(con, """
-                select round, submitter, system, benchmark, cost_to_train_usd as value
-                from mart_cost_to_train where not cost_to_train_usd > 0"""),
-            "MFU out of (0, 1]": fetch_dicts(con, """
-                select round, submitter, system, benchmark, round(mfu, 3) as value
-                from mart_utilization where mfu <= 0 or mfu > 1 order by mfu desc"""),
         }
     lines = [describe(title, rows) for title, rows in found.items() if rows]
     return dg.AssetCheckResult(
@@ -88,33 +80,4 @@ def metric_marts_sensible(warehouse_location: WarehouseLocation) -> dg.AssetChec
         metadata={"summary": " | ".join(lines) or "all metric marts in range"}
         | {f"{title} (rows)": len(rows) for title, rows in found.items()}
         | {title: _table_metadata(rows) for title, rows in found.items()},
-    )
-
-
-@dg.asset_check(
-    asset="fct_training_run",
-    description="Throughput cross-check: per run, steady-state ÷ end-to-end throughput (samples to converge / time "
-    "to train, same unit). Fails (ERROR: a unit or counting error makes every throughput-based figure of the "
-    "benchmark wrong) when the median of a benchmark in a round lies outside [0.95, 2.0]; lists every run "
-    "outside [0.9, 3.0] with its file (those runs are left out of the scaling marts, with the reason in "
-    "fct_training_run.throughput_check_reason).",
-)
-def throughput_cross_check(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
-    from pipelines.lib.report.metrics import describe, throughput_ratio_findings
-
-    with connect_readonly(published_db(warehouse_location.path())) as con:
-        found = throughput_ratio_findings(con)
-    failing, runs = found["benchmark_rounds_failing"], found["runs_outside_band"]
-    summary = describe("benchmark rounds failing", failing) + " | " + describe(
-        "runs outside [0.9, 3.0] (left out of scaling)", [{k: v for k, v in r.items()} for r in runs])
-    return dg.AssetCheckResult(
-        passed=not failing,
-        severity=dg.AssetCheckSeverity.ERROR,
-        metadata={
-            "summary": summary,
-            "benchmark_rounds_failing": len(failing),
-            "runs_outside_band": len(runs),
-            "failing benchmark rounds": _table_metadata(failing),
-            "runs outside [0.9, 3.0]": _table_metadata(runs),
-        },
     )

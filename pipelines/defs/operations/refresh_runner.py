@@ -176,7 +176,13 @@ def _refresh_on(
     else:
         detail, _ = run_error(result)
     summary.steps.append(StepOutcome("warehouse", result.success, time.perf_counter() - started, detail))
-    # the SQL tests' own failures are the warehouse step's detail already
+    # Rounds whose new data failed a structural test are not in the published build: named, and the
+    # refresh fails (the rest was published).
+    from pipelines.lib.warehouse.build import read_published_info
+
+    for round_version, why in ((read_published_info() or {}).get("excluded_rounds") or {}).items():
+        summary.steps.append(StepOutcome(f"round {round_version}", False, 0.0, f"new data left out: {why}"))
+    # a failing structural SQL test is the warehouse step's detail already; plausibility ones warn here
     summary.steps.extend(_check_outcomes(result, skip=set(warehouse_models.check_keys)))
     published = published_db()
     if published.exists():
@@ -215,9 +221,9 @@ def _check_outcomes(result: dg.ExecuteInProcessResult, skip: set = frozenset()) 
     publishing itself."""
     outcomes = []
     for evaluation in result.get_asset_check_evaluations():
-        if evaluation.passed or evaluation.asset_check_key in skip:
-            continue
         blocking = evaluation.severity == dg.AssetCheckSeverity.ERROR
+        if evaluation.passed or (blocking and evaluation.asset_check_key in skip):
+            continue
         metadata = {k: v.value for k, v in evaluation.metadata.items()}
         outcomes.append(StepOutcome(f"check {evaluation.check_name}", not blocking, 0.0,
                                     check_detail(blocking, metadata), warning=not blocking))

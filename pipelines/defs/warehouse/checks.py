@@ -90,28 +90,3 @@ def accelerators_without_peak(warehouse_location: WarehouseLocation) -> dg.Asset
                      + "; ".join(named[:8])) if named else "every used accelerator has its peak",
         metadata={"accelerators": len(named), "without_peak": dg.MetadataValue.json(named[:_LISTED])},
     )
-
-
-@dg.asset_check(
-    asset="mart_utilization",
-    description="No MFU above 1: a result cannot beat the dense peak of the format it trains in. Names each "
-    "offending row (round, submitter, system, benchmark, value, precision and where it came from). ERROR: "
-    "a figure like that is a wrong peak, precision or FLOPs count, and must not go out silently.",
-)
-def mfu_at_most_one(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
-    with connect_readonly(published_db(warehouse_location.path())) as con:
-        rows = con.execute(
-            "select round, submitter, system, benchmark, mfu, precision, precision_source "
-            "from mart_utilization where mfu > 1 order by mfu desc, 1, 2, 3, 4"
-        ).fetchall()
-        checked = con.execute("select count(mfu) from mart_utilization").fetchone()[0]
-    named = [f"{r} {sub} {sys} {bench}: MFU {mfu:.3f} against the {p.upper()} peak ({src})"
-             for r, sub, sys, bench, mfu, p, src in rows]
-    return dg.AssetCheckResult(
-        passed=not named,
-        severity=dg.AssetCheckSeverity.ERROR,
-        description=(f"{len(named)} results with MFU above 1: " + "; ".join(named[:8])) if named
-        else f"all {checked} MFU figures are at most 1",
-        metadata={"results_checked": checked, "above_one": len(named),
-                  "rows": dg.MetadataValue.json(named[:_LISTED])},
-    )

@@ -85,6 +85,11 @@ def _spec(model: Model) -> dg.AssetSpec:
     )
 
 
+# A structural test that fails leaves its rounds out of the build (ERROR); a plausibility test names
+# the rows whose metrics were nulled or flagged (WARN): it never stops a publish.
+_SEVERITY = {"structural": dg.AssetCheckSeverity.ERROR, "plausibility": dg.AssetCheckSeverity.WARN}
+
+
 def _check_result(outcome: warehouse.TestOutcome) -> dg.AssetCheckResult:
     rows = [{k: (v if isinstance(v, (int, float, bool)) or v is None else str(v)) for k, v in r.items()}
             for r in outcome.offending]
@@ -92,13 +97,14 @@ def _check_result(outcome: warehouse.TestOutcome) -> dg.AssetCheckResult:
         asset_key=outcome.model,
         check_name=outcome.name,
         passed=outcome.passed,
-        severity=dg.AssetCheckSeverity.ERROR,
+        severity=_SEVERITY[outcome.severity],
         description=outcome.description if outcome.passed else outcome.report(),
         metadata={
             "offending_rows_shown": len(rows),
             "more_offending_rows": outcome.more,
             "generated_from_grain": outcome.generated,
-        } | ({"offending_rows": dg.MetadataValue.json(rows)} if rows else {}),
+            "severity": outcome.severity,
+        } | ({"offending_rows": dg.MetadataValue.json(rows), "summary": outcome.summary()} if rows else {}),
     )
 
 
@@ -106,13 +112,15 @@ def _check_result(outcome: warehouse.TestOutcome) -> dg.AssetCheckResult:
     name="warehouse_models",
     specs=[_spec(MODELS[name]) for name in model_order(MODELS)],
     check_specs=[
-        dg.AssetCheckSpec(test.name, asset=test.model, description=test.description, blocking=True)
+        dg.AssetCheckSpec(test.name, asset=test.model, description=f"{test.description} ({test.severity})",
+                          blocking=test.severity == "structural")
         for test in SQL_TESTS
     ],
     can_subset=False,  # one build, one atomic publish: all models or none
     description="Builds every SQL model into a new DuckDB file, runs every SQL test (files of sql/tests and "
-    "the grain uniqueness tests), then atomically publishes it as warehouse/mlperf.duckdb. Skipped (nothing "
-    "materialized) when no staged input, SQL model or seed changed.",
+    "the grain uniqueness tests), then atomically publishes it as warehouse/mlperf.duckdb. A round whose rows "
+    "fail a structural test is built from its previously published rows (or left out) and named; plausibility "
+    "tests warn. Skipped (nothing materialized) when no staged input, SQL model or seed changed.",
 )
 def warehouse_models(context: dg.AssetExecutionContext, warehouse_location: WarehouseLocation):
     started = time.perf_counter()
@@ -136,9 +144,10 @@ def warehouse_models(context: dg.AssetExecutionContext, warehouse_location: Ware
         # every SQL test passed, so the answer for the published build is a pass, marked as skipped.
         for test in SQL_TESTS:
             yield dg.AssetCheckResult(
-                asset_key=test.model, check_name=test.name, passed=True, severity=dg.AssetCheckSeverity.ERROR,
-                description="not re-run: inputs unchanged since the published build, which passed it",
-                metadata={"skipped": True, "fingerprint": result.fingerprint})
+                asset_key=test.model, check_name=test.name, passed=True, severity=_SEVERITY[test.severity],
+                description="not re-run: inputs unchanged since the published build",
+                metadata={"skipped": True, "fingerprint": result.fingerprint,
+                          "excluded_rounds": dg.MetadataValue.json(result.excluded_rounds)})
         return
     seconds = round(time.perf_counter() - started, 2)
     outcomes: dict[str, list[warehouse.TestOutcome]] = {}
@@ -157,6 +166,7 @@ def warehouse_models(context: dg.AssetExecutionContext, warehouse_location: Ware
                 "published": result.published,
                 "path": str(result.path),
                 "build_seconds": seconds,
+                "excluded_rounds": dg.MetadataValue.json(result.excluded_rounds),
             },
             data_version=dg.DataVersion(result.fingerprint),
         )

@@ -32,7 +32,7 @@ from pipelines.lib.mlperf.rules import (
     ruleset_from_archive,
 )
 from pipelines.lib.mlperf.tables import TABLES, round_frames
-from pipelines.lib.reference.seeds import BENCHMARKS_CSV
+from pipelines.lib.reference.seeds import BENCHMARK_DATASETS_CSV, BENCHMARKS_CSV
 from pipelines.lib.warehouse.staging import staged_files, write_staged
 
 _SAFE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -52,8 +52,10 @@ class RoundShrank(RoundRejected):
 
 
 
-# benchmarks.csv: the parser reads each benchmark's convergence unit and dataset size from it (runs.py)
-_CODE_FILES = sorted(Path(__file__).parent.glob("*.py")) + [package_path("schemas", "mlperf.py"), BENCHMARKS_CSV]
+# The parser reads each benchmark's convergence unit (benchmarks.csv) and training-set sizes
+# (benchmark_datasets.csv) to classify how a log counts progress (runs.py).
+_CODE_FILES = sorted(Path(__file__).parent.glob("*.py")) + [
+    package_path("schemas", "mlperf.py"), BENCHMARKS_CSV, BENCHMARK_DATASETS_CSV]
 
 
 def parser_version() -> str:

@@ -145,12 +145,30 @@ def _drop_reason(lines, parse_errors: int, ruleset: RuleSet | None, facts) -> tu
     else:  # no official rules for this generation: the run must start, stop and succeed
         passed, reason = _basic_rules(lines, parse_errors)
     if not passed:
-        return f"compliance: {reason}", configs
+        return unknown_benchmark_reason(reason, ruleset) or f"compliance: {reason}", configs
     if facts.run_start_ms is None:
         return "run_start not recorded", configs
     if facts.run_stop_ms is None:
         return "run_stop not recorded", configs
     return None, configs
+
+
+_MISSING_BENCHMARK_RULES = re.compile(r"^Could not find config file: ([\w.]+)/(closed|open)_(\w+)\.yaml$")
+UNKNOWN_BENCHMARK = "rules: no rules for benchmark"  # how every such drop reason starts (int_result_score)
+
+
+def unknown_benchmark_reason(message: str | None, ruleset: RuleSet | None) -> str | None:
+    """A run dropped because its ruleset has no rule file for its benchmark: a benchmark the rules do
+    not know, or one they retired (an older folder of the same release still has it)."""
+    found = _MISSING_BENCHMARK_RULES.match(message or "")
+    if not found or ruleset is None:
+        return None
+    folder, division, benchmark = found.groups()
+    older = sorted({name.split("/", 1)[0] for name, _ in ruleset.files
+                    if name.endswith(f"/{division}_{benchmark}.yaml") and not name.startswith(folder + "/")},
+                   key=lambda name: [int(n) for n in re.findall(r"\d+", name)])
+    why = (f"retired: last in {older[-1]}" if older else "a benchmark these rules do not know")
+    return f"{UNKNOWN_BENCHMARK} {benchmark!r} in {folder} of {ruleset.ref} ({why})"
 
 
 def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[str, list] | None = None,

@@ -1,4 +1,14 @@
-"""What one result log says about its run: timing, batch size, seed, convergence, throughput."""
+"""What one result log says about its run: timing, batch size, seed, convergence, throughput.
+
+Progress is read in the unit the log counts it in and said so; SQL converts every unit to samples:
+- `samples`: the benchmark's own samples (images, sequences, volumes, ...), logged as `samples_count`,
+  or as `epoch_num` by BERT and the v1.0-era NLP logs;
+- `tokens`: GPT-3 counts tokens in `epoch_num` (a sample is a 2,048-token sequence);
+- `epochs`: passes over the training set (`epoch_num`), converted with the run's samples per epoch;
+- `steps`: optimizer steps (`step_num`, Stable Diffusion in v3.1), converted with the global batch.
+The unit of each benchmark comes from `benchmarks.csv` (`convergence_unit`); a benchmark it lacks is read
+from the keys its log uses.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +20,9 @@ from dataclasses import dataclass
 
 from pipelines.lib.io.numbers import number_or_none as _number
 from pipelines.lib.mlperf.mllog import LogLine
-from pipelines.lib.reference.seeds import BENCHMARKS_CSV
+from pipelines.lib.reference.seeds import BENCHMARK_DATASETS_CSV, BENCHMARKS_CSV
 
-# Benchmarks whose convergence point is counted in samples (`samples_count`), as the RCP checker does.
-_SAMPLE_COUNTED = {
-    "llama2_70b_lora", "flux1", "llama31_405b", "llama31_8b", "gpt_oss_20b",
-    "deepseekv3_671b", "qwen35_397b_grpo", "dlrmv4",
-}
+PROGRESS_UNITS = ("samples", "tokens", "epochs", "steps")  # the units a log counts progress in
 
 
 @dataclass
@@ -26,14 +32,18 @@ class RunFacts:
     status: str | None  # run_stop's metadata status ("success", "aborted", ...)
     global_batch_size: float | None
     seed: float | None
-    samples_to_converge: float | None
+    convergence_progress: float | None  # the convergence point, in `convergence_counted_in`
+    convergence_counted_in: str | None  # one of PROGRESS_UNITS
+    convergence_source: str | None  # the key it was read from ("eval_accuracy samples_count", ...)
+    convergence_null_reason: str | None
     benchmark_logged: str | None
     steady_state_throughput: float | None  # in `throughput_unit`: the log's own progress unit per second
-    throughput_unit: str | None  # "epochs/s" or "samples/s"; SQL converts to the benchmark's unit
+    throughput_unit: str | None  # "<one of PROGRESS_UNITS>/s"; SQL converts to samples/s
     throughput_counting: str | None = None  # running_total, block_count, epoch_markers, eval_markers
-    progress_counted_in: str | None = None  # the unit of this log's progress counters (and samples_to_converge)
+    progress_counted_in: str | None = None  # the unit of this log's eval progress counters
     throughput_null_reason: str | None = None
     progress_offset: float = 0.0  # the log's epoch counter at the start of training (1 in some DLRM logs)
+    train_samples_logged: float | None = None  # `train_samples` before run_start: the log's samples per epoch
 
 
 def _value(line: LogLine):
@@ -60,19 +70,35 @@ def run_start_stop(lines: list[LogLine]) -> tuple[float | None, float | None]:
     return start, stop
 
 
-# How a log's progress is read, per benchmark, from benchmarks.csv: the unit its convergence point
-# is counted in ("epochs" or a sample unit) and how many samples one epoch is (to detect logs that
-# count epochs in samples). Read here only to classify logs; SQL converts epochs to samples.
-_BENCHMARKS_CSV = BENCHMARKS_CSV
+@dataclass(frozen=True)
+class Counting:
+    """How a benchmark's logs count progress, from the seeds: the unit of its convergence point
+    (`benchmarks.csv` convergence_unit: samples, tokens or epochs) and the sizes its training sets have
+    had (`benchmark_datasets.csv`), to recognise logs that count epochs in samples."""
+
+    unit: str | None  # None: the benchmark is in no seed; its log's keys decide
+    dataset_sizes: tuple[float, ...] = ()
+
+    @property
+    def counts_epochs(self) -> bool:
+        return self.unit == "epochs"
 
 
 @functools.cache
-def _benchmark_counting() -> dict[str, tuple[str, float | None]]:
-    with _BENCHMARKS_CSV.open(newline="") as fh:
-        return {
-            row["benchmark"].strip(): (row["convergence_unit"].strip(), _number(row.get("dataset_size")))
-            for row in csv.DictReader(fh)
-        }
+def _countings() -> dict[str, Counting]:
+    with BENCHMARKS_CSV.open(newline="") as fh:
+        units = {row["benchmark"].strip(): row["convergence_unit"].strip() for row in csv.DictReader(fh)}
+    sizes: dict[str, set[float]] = {}
+    with BENCHMARK_DATASETS_CSV.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            size = _number(row.get("samples_per_epoch"))
+            if size:
+                sizes.setdefault(row["benchmark"].strip(), set()).add(size)
+    return {name: Counting(unit, tuple(sorted(sizes.get(name, ())))) for name, unit in units.items()}
+
+
+def counting(benchmark: str | None) -> Counting:
+    return _countings().get(benchmark or "", Counting(None))
 
 
 # the v0.6 Mask R-CNN logs name their benchmark "mask"
@@ -83,15 +109,14 @@ _LOGGED_ALIASES = {"mask": "maskrcnn"}
 class Throughput:
     """Steady-state progress per second of one log.
 
-    `per_second` is in `counted_in` units: "epochs", or "samples" (the benchmark's own sample unit:
-    tokens for gpt3, sequences for the LLMs and BERT, images...). `counting` says how a block's work
+    `per_second` is in `counted_in` units (one of PROGRESS_UNITS). `counting` says how a block's work
     was read; `null_reason` says why there is no figure."""
 
     per_second: float | None
     counted_in: str | None
     counting: str | None
     null_reason: str | None = None
-    evals_counted_in: str | None = None  # the unit of the evals' progress (and of samples_to_converge)
+    evals_counted_in: str | None = None  # the unit of the evals' progress
 
 
 @dataclass(frozen=True)
@@ -128,8 +153,8 @@ def _is_running_total(values: list[float]) -> bool:
     return len(values) >= 2 and rising and (values[0] == 0 or len(values) >= 3)
 
 
-def _block_work(blocks: list[_Block]) -> tuple[list[float | None], str | None]:
-    """Work of each block in the log's progress unit, and the counting style detected."""
+def _block_work(blocks: list[_Block]) -> tuple[list[float | None], str | None, str | None]:
+    """Work of each block in the log's progress unit, the counting style detected, and the field."""
     for field in ("samples_count", "epoch_count"):
         starts = [_number(b.start_md.get(field)) for b in blocks]
         if not blocks or any(v is None for v in starts):
@@ -144,23 +169,61 @@ def _block_work(blocks: list[_Block]) -> tuple[list[float | None], str | None]:
                     work.append(starts[i + 1] - starts[i])
                 else:
                     work.append(None)
-            return work, "running_total"
-        return starts, "block_count"
-    return [None] * len(blocks), None
+            return work, "running_total", field
+        return starts, "block_count", field
+    return [None] * len(blocks), None, None
 
 
-def _progress_field(benchmark: str | None) -> str:
-    return "samples_count" if benchmark in _SAMPLE_COUNTED or benchmark == "stable_diffusion" else "epoch_num"
+_EVALS = ("eval_accuracy", "eval_error")
+_PROGRESS_FIELDS = ("samples_count", "epoch_num", "step_num")
 
 
-def _eval_progress(lines: list[LogLine], benchmark: str | None) -> list[tuple[float, float]]:
-    """(time, progress) at each eval during the run, in the log's progress counter; one point per
+def eval_field(lines: list[LogLine], benchmark: str | None) -> str | None:
+    """The metadata key the log's evals count progress in: an epoch-counted benchmark's `epoch_num`
+    first, a sample-counted one's `samples_count` first (several logs carry both), `step_num` last."""
+    present = set()
+    for line in lines:
+        if line.key in _EVALS:
+            md = _metadata(line)
+            present.update(k for k in _PROGRESS_FIELDS if _number(md.get(k)) is not None)
+    order = ("epoch_num", "samples_count", "step_num") if counting(benchmark).counts_epochs else _PROGRESS_FIELDS
+    return next((k for k in order if k in present), None)
+
+
+def _whole_datasets(values: list[float | None], sizes: tuple[float, ...]) -> bool:
+    """Every count is a whole number (≥ 1) of one of the benchmark's training-set sizes: epochs
+    counted in samples (some unet3d logs, for blocks or evals or both)."""
+    values = [v for v in values if v]
+    return bool(values) and any(
+        size > 1 and all(v >= size and (v / size).is_integer() for v in values) for size in sizes)
+
+
+def field_unit(field: str | None, benchmark: str | None, values: list[float | None]) -> str | None:
+    """The unit (one of PROGRESS_UNITS) of a progress field (`samples_count`, `epoch_num`/`epoch_count`,
+    `step_num`) in this benchmark's log, given the values the log holds in it."""
+    if field is None:
+        return None
+    if field == "step_num":
+        return "steps"
+    if field == "samples_count":
+        return "samples"
+    unit = counting(benchmark).unit
+    if unit in ("samples", "tokens"):  # BERT and GPT-3 count their samples (tokens) in epoch_num
+        return unit
+    if unit == "epochs" and _whole_datasets(values, counting(benchmark).dataset_sizes):
+        return "samples"
+    return "epochs"
+
+
+def _eval_progress(lines: list[LogLine], field: str | None) -> list[tuple[float, float]]:
+    """(time, progress) at each eval during the run, in the log's progress field; one point per
     progress value. Evals logged after run_stop (offline evaluation) carry no training time."""
-    field = _progress_field(benchmark)
+    if field is None:
+        return []
     start, stop = run_start_stop(lines)
     points: dict[float, float] = {}
     for line in lines:
-        if line.key in ("eval_accuracy", "eval_error"):
+        if line.key in _EVALS:
             progress = _number(_metadata(line).get(field))
             in_run = (start is None or line.time_ms >= start) and (stop is None or line.time_ms <= stop)
             if progress is not None and progress > 0 and in_run:
@@ -175,17 +238,6 @@ def progress_offset(lines: list[LogLine], evals: list[tuple[float, float]]) -> f
     if first_epoch and evals and first_epoch < evals[0][1] < first_epoch + 1:
         return first_epoch
     return 0.0
-
-
-def _counted_in(values: list[float | None], counts_epochs: bool, samples_per_epoch: float | None) -> str:
-    """"epochs" for an epoch-counted benchmark, unless every count is a whole number of datasets:
-    then the log counts epochs in samples (some unet3d logs, for blocks or evals or both)."""
-    if not counts_epochs:
-        return "samples"
-    values = [v for v in values if v]
-    in_samples = bool(values) and samples_per_epoch is not None and samples_per_epoch > 1 and all(
-        v >= samples_per_epoch and (v / samples_per_epoch).is_integer() for v in values)
-    return "samples" if in_samples else "epochs"
 
 
 def _rate_after_first(timed_work: list[tuple[float, float]]) -> float | None:
@@ -255,25 +307,28 @@ def steady_state_throughput(lines: list[LogLine], benchmark: str | None = None) 
     Otherwise NULL, with the reason.
     """
     benchmark = _LOGGED_ALIASES.get(benchmark, benchmark)
-    return _throughput(lines, benchmark, _eval_progress(lines, benchmark))
+    field = eval_field(lines, benchmark)
+    return _throughput(lines, benchmark, _eval_progress(lines, field), field)
 
 
-def _throughput(lines: list[LogLine], benchmark: str | None, evals: list[tuple[float, float]]) -> Throughput:
-    """steady_state_throughput for a benchmark name already resolved, given its evals' progress."""
-    convergence_unit, samples_per_epoch = _benchmark_counting().get(benchmark or "", (None, None))
-    if convergence_unit is None:  # its unit is unknown: no figure rather than one in an unknown unit
-        return Throughput(None, None, None, f"benchmark {benchmark!r} (submission_benchmark) is not in benchmarks.csv")
-    counts_epochs = convergence_unit == "epochs"
+def _throughput(lines: list[LogLine], benchmark: str | None, evals: list[tuple[float, float]],
+                field: str | None) -> Throughput:
+    """steady_state_throughput for a benchmark name already resolved, given its evals' progress
+    (in `field`). A benchmark in no seed is read in the units its keys name (samples_count: samples,
+    epoch_count/epoch_num: epochs)."""
+    counts = counting(benchmark)
     blocks = _blocks(lines)
-    block_unit = _counted_in([_number(b.start_md.get("epoch_count")) for b in blocks], counts_epochs, samples_per_epoch)
-    eval_unit = _counted_in([p for _, p in evals], counts_epochs, samples_per_epoch)
-    evals_in = eval_unit
+    work, block_counting, block_field = _block_work(blocks)
+    block_unit = field_unit(block_field and ("samples_count" if block_field == "samples_count" else "epoch_num"),
+                            benchmark, [_number(b.start_md.get(block_field)) for b in blocks] if block_field else [])
+    eval_unit = field_unit(field, benchmark, [p for _, p in evals])
+    sizes = counts.dataset_sizes
 
-    def in_samples(amount: float, unit: str) -> float | None:
-        return amount * samples_per_epoch if unit == "epochs" and samples_per_epoch else (
-            amount if unit == "samples" else None)
+    def in_samples(amount: float, unit: str | None) -> float | None:
+        if unit == "epochs":
+            return amount * sizes[0] if len(sizes) == 1 else None
+        return amount if unit in ("samples", "tokens") else None
 
-    work, counting = _block_work(blocks)
     timed = [(w, (b.stop_ms - b.start_ms) / 1000.0) for w, b in zip(work, blocks)]
     total = sum(w for w in work if w)
     if block_unit != eval_unit:  # compare in samples (unet3d logs with epochs in blocks, samples in evals)
@@ -283,9 +338,9 @@ def _throughput(lines: list[LogLine], benchmark: str | None, evals: list[tuple[f
     tracks_evals = not evals or (total is not None and last_eval and 0.5 <= total / last_eval <= 2.0)
     steady, training_only = _steady_blocks(blocks, timed, _eval_times(lines))
     rate = _median_rate([(w, t) for w, t in steady if w and w > 0 and t > 0])
-    epoch_rate = _epoch_marker_rate(lines) if counts_epochs else None
-    if counting and tracks_evals and rate is not None and (training_only or epoch_rate is None):
-        return Throughput(rate, block_unit, counting, None, evals_in)
+    epoch_rate = _epoch_marker_rate(lines) if counts.counts_epochs or counts.unit is None else None
+    if block_counting and tracks_evals and rate is not None and (training_only or epoch_rate is None):
+        return Throughput(rate, block_unit, block_counting, None, eval_unit)
 
     # progress between the first and the last eval over the time between them (evals included)
     eval_rate = None
@@ -293,53 +348,101 @@ def _throughput(lines: list[LogLine], benchmark: str | None, evals: list[tuple[f
         eval_rate = (evals[-1][1] - evals[0][1]) / ((evals[-1][0] - evals[0][0]) / 1000.0)
     evals_within_epochs = eval_unit == "epochs" and len(evals) >= 3 and evals[1][1] - evals[0][1] < 1
     if eval_rate is not None and evals_within_epochs:  # several evals per epoch: finer than epoch markers
-        return Throughput(eval_rate, evals_in, "eval_markers", None, evals_in)
+        return Throughput(eval_rate, eval_unit, "eval_markers", None, eval_unit)
 
     if epoch_rate is not None:  # also where every block holds an evaluation: epochs are training only
-        return Throughput(epoch_rate, "epochs", "epoch_markers", None, evals_in)
+        return Throughput(epoch_rate, "epochs", "epoch_markers", None, eval_unit)
 
     if eval_rate is not None:
-        return Throughput(eval_rate, evals_in, "eval_markers", None, evals_in)
+        return Throughput(eval_rate, eval_unit, "eval_markers", None, eval_unit)
 
-    if counting and not tracks_evals:
+    if block_counting and not tracks_evals:
         reason = "block counts do not track the eval progress and fewer than 2 evals count progress"
     elif len(evals) < 2 and sum(line.key == "eval_accuracy" for line in lines) >= 2:
         reason = ("fewer than 2 usable training blocks, and the evals do not count progress "
-                  "(the same or no epoch_num/samples_count at every eval)")
+                  "(the same or no epoch_num/samples_count/step_num at every eval)")
     elif blocks or evals:
         reason = "fewer than 2 usable training blocks, epochs or progress-counting evals"
     else:
         reason = "no training blocks, epochs or progress-counting evals in the log"
-    return Throughput(None, None, None, reason, evals_in)
+    return Throughput(None, None, None, reason, eval_unit)
 
 
-def _samples_to_converge(lines: list[LogLine], benchmark: str | None) -> float | None:
-    """The RCP checker's convergence point: the last eval before a successful run_stop."""
-    conv = None
+@dataclass(frozen=True)
+class Convergence:
+    """The convergence point: where the RCP checker reads it, in the unit the log counts it in."""
+
+    progress: float | None
+    counted_in: str | None
+    source: str | None
+    null_reason: str | None = None
+
+
+# Stable Diffusion converges at the first evaluation where both metrics pass (the RCP checker's rule)
+_SD_TARGET = {"FID": ("<=", 90.0), "CLIP": (">=", 0.15)}
+
+
+def convergence(lines: list[LogLine], benchmark: str | None, global_batch_size: float | None,
+                field: str | None, unit: str | None, offset: float = 0.0) -> Convergence:
+    """The RCP checker's convergence point: the last eval before a successful run_stop (Stable
+    Diffusion: the first eval passing its targets), read from the log's progress field (`field`) and
+    in its unit. A sample count below one global batch is no sample count (early BERT logs give
+    epoch_num 1 at every eval): then `train_samples` logged after run_start is read, as the RCP
+    checker reads BERT with `bert_train_samples`. `unit` is the field's unit in this log (`field_unit`
+    over all its evaluations). Epochs are net of the log's epoch offset."""
+    start, _ = run_start_stop(lines)
+    last: dict[str, float] = {}
     sd_evals: dict[float, dict] = {}
     for line in lines:
         key = line.key
-        if key in ("eval_accuracy", "eval_error"):
+        if key in _EVALS:
             md = _metadata(line)
-            if benchmark == "stable_diffusion":
-                step = md.get("samples_count", md.get("step_num"))
-                sd_evals.setdefault(step, {})[md.get("metric")] = _value(line)
-            elif benchmark in _SAMPLE_COUNTED:
-                conv = _number(md.get("samples_count"))
-            else:
-                epoch = _number(md.get("epoch_num"))
-                conv = round(epoch, 3) if epoch is not None else None
+            if field is not None and _number(md.get(field)) is not None:
+                last["eval"] = _number(md.get(field))
+                if benchmark == "stable_diffusion":
+                    sd_evals.setdefault(last["eval"], {})[md.get("metric")] = _number(_value(line))
+        elif key == "train_samples" and start is not None and line.time_ms >= start:
+            value = _number(_value(line))
+            if value is not None:
+                last["train_samples"] = value
         elif key == "run_stop":
             if _metadata(line).get("status") != "success":
-                return None
-            if benchmark == "stable_diffusion":
-                passing = [
-                    s for s, r in sd_evals.items()
-                    if _number(r.get("FID")) is not None and _number(r.get("CLIP")) is not None
-                    and r["FID"] <= 90.0 and r["CLIP"] >= 0.15
-                ]
-                return _number(min(passing)) if passing else None
-            return conv
+                return Convergence(None, None, None, "the run did not stop with status success")
+            break
+    else:
+        return Convergence(None, None, None, "no run_stop in the log")
+    source = f"eval_accuracy {field}"
+    if benchmark == "stable_diffusion":
+        passing = [step for step, metrics in sd_evals.items()
+                   if all(metrics.get(m) is not None and (metrics[m] <= v if op == "<=" else metrics[m] >= v)
+                          for m, (op, v) in _SD_TARGET.items())]
+        last["eval"] = min(passing) if passing else None
+        source = f"first eval_accuracy {field} with FID <= 90 and CLIP >= 0.15"
+        if last["eval"] is None:
+            return Convergence(None, None, None, "no evaluation reached both the FID and the CLIP target")
+    value = last.get("eval")
+    batch = global_batch_size or 0
+    if value is not None and unit == "samples" and field == "epoch_num" and value < batch:
+        value = None  # not a sample count: fewer samples than one batch
+    if value is None and "train_samples" in last and counting(benchmark).unit in ("samples", None) \
+            and last["train_samples"] >= batch:
+        return Convergence(last["train_samples"], "samples", "train_samples after run_start")
+    if value is None:
+        what = field or "no epoch_num, samples_count or step_num"
+        return Convergence(None, None, None, f"the evaluations before run_stop count no progress ({what})")
+    if unit == "epochs":
+        value = round(value - offset, 3)
+    return Convergence(value, unit, source)
+
+
+def train_samples_before_run(lines: list[LogLine]) -> float | None:
+    """`train_samples` logged before run_start: the training set's size as the run loaded it. (After
+    run_start the key means other things: samples or steps trained, evaluation samples.)"""
+    for line in lines:
+        if line.key == "run_start":
+            return None
+        if line.key == "train_samples":
+            return _number(_value(line))
     return None
 
 
@@ -347,7 +450,7 @@ def _samples_to_converge(lines: list[LogLine], benchmark: str | None) -> float |
 # rest of a log (per-step stats, weight initialization, one init_start per rank) is most of it.
 _FACT_KEYS = frozenset({
     "run_start", "run_stop", "global_batch_size", "seed", "submission_benchmark", "block_start",
-    "block_stop", "eval_accuracy", "eval_error", "eval_start", "epoch_start", "epoch_stop",
+    "block_stop", "eval_accuracy", "eval_error", "eval_start", "epoch_start", "epoch_stop", "train_samples",
 })
 
 
@@ -367,23 +470,27 @@ def run_facts(lines: list[LogLine]) -> RunFacts:
             benchmark = _value(line)
     logged = benchmark if isinstance(benchmark, str) else None
     resolved = _LOGGED_ALIASES.get(logged, logged)
-    evals = _eval_progress(lines, resolved)
-    throughput = _throughput(lines, resolved, evals)
-    if _progress_field(logged) != _progress_field(resolved):
-        evals = _eval_progress(lines, logged)
+    field = eval_field(lines, resolved)
+    evals = _eval_progress(lines, field)
+    throughput = _throughput(lines, resolved, evals, field)
+    offset = progress_offset(lines, evals)
+    converged = convergence(lines, resolved, gbs, field, field_unit(field, resolved, [p for _, p in evals]), offset)
     return RunFacts(
         run_start_ms=start,
         run_stop_ms=stop,
         status=str(status) if status is not None else None,
         global_batch_size=gbs,
         seed=seed,
-        samples_to_converge=_samples_to_converge(lines, benchmark if isinstance(benchmark, str) else None),
-        benchmark_logged=benchmark if isinstance(benchmark, str) else None,
+        convergence_progress=converged.progress,
+        convergence_counted_in=converged.counted_in,
+        convergence_source=converged.source,
+        convergence_null_reason=converged.null_reason,
+        benchmark_logged=logged,
         steady_state_throughput=throughput.per_second,
         throughput_unit=f"{throughput.counted_in}/s" if throughput.per_second is not None else None,
         throughput_counting=throughput.counting,
         progress_counted_in=throughput.evals_counted_in,
         throughput_null_reason=throughput.null_reason,
-        progress_offset=progress_offset(lines, evals),
+        progress_offset=offset,
+        train_samples_logged=train_samples_before_run(lines),
     )
-

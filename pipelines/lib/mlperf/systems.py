@@ -22,6 +22,8 @@ _KEY_ALIASES = {
     "host_processor_per_node": "host_processors_per_node",
     "system": "system_name",
     "frameworks": "framework",
+    "divison": "division",  # v1.0/v2.1 systems files
+    "divsion": "division",
 }
 
 # What the official summarizer requires of a system file before it prints a row for it.

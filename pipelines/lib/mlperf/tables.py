@@ -9,7 +9,7 @@ import polars as pl
 from pipelines.lib.mlperf.round_parser import RoundRules, parse_round
 from pipelines.lib.warehouse.validation import quarantine_frame, validate_or_quarantine
 from schemas import polars_schema
-from schemas.mlperf import MlperfEvent, MlperfRun, MlperfScaling, MlperfSystem
+from schemas.mlperf import NULLED_ON_FAILURE, MlperfEvent, MlperfRun, MlperfScaling, MlperfSystem
 
 # Column names and dtypes are the Pandera models' (schemas/mlperf.py), written down once there.
 _RUN_TYPES = polars_schema(MlperfRun)
@@ -38,7 +38,8 @@ def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[s
             df = _events_frame(parsed.events, round_version, parsed.runs)
         else:
             df = pl.DataFrame(rows[table], schema=types) if rows[table] else empty_frame(table)
-        good, bad = validate_or_quarantine(df, model, source="mlperf", partition=round_version, file_column=file_column)
+        good, bad = validate_or_quarantine(df, model, source="mlperf", partition=round_version, file_column=file_column,
+                                           nulled_on_failure=NULLED_ON_FAILURE.get(model.__name__, ()))
         frames[table] = good
         quarantined.append(bad)
     frames["quarantine"] = pl.concat(quarantined)

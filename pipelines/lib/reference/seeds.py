@@ -12,13 +12,22 @@ import duckdb
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.prices.clouds import CLOUD_PROVIDERS_CSV
 from pipelines.lib.reference.accelerators import ACCELERATORS_CSV
+from pipelines.lib.reference.vocabulary import VOCABULARY_CSV
 
 BENCHMARKS_CSV = package_path(__package__, "benchmarks.csv")
+FRAMEWORK_FAMILIES_CSV = package_path(__package__, "framework_families.csv")
+SUBMITTER_ALIASES_CSV = package_path(__package__, "submitter_aliases.csv")
+# Each benchmark's training set by round (a benchmark keeps its name when its dataset changes).
+BENCHMARK_DATASETS_CSV = package_path(__package__, "benchmark_datasets.csv")
 
 SEED_TABLES: dict[str, Path] = {
     "benchmark_seed": BENCHMARKS_CSV,
+    "benchmark_dataset_seed": BENCHMARK_DATASETS_CSV,
     "accelerator_seed": ACCELERATORS_CSV,
     "cloud_provider_seed": CLOUD_PROVIDERS_CSV,
+    "vocabulary_seed": VOCABULARY_CSV,
+    "framework_family_seed": FRAMEWORK_FAMILIES_CSV,
+    "submitter_alias_seed": SUBMITTER_ALIASES_CSV,
 }
 
 

@@ -37,8 +37,9 @@ def relative_throughput(base_throughput: float, throughput: float) -> float:
     return _positive("throughput", throughput) / _positive("base_throughput", base_throughput)
 
 
-def weak_scaling_efficiency(base_throughput: float, base_count: int, throughput: float, count: int) -> float:
-    """(mean steady-state throughput at N1 / at N0) / (N1 / N0)."""
+def throughput_scaling_efficiency(base_throughput: float, base_count: int, throughput: float, count: int) -> float:
+    """(mean steady-state throughput at N1 / at N0) / (N1 / N0): for every kind of pair; it is the weak
+    scaling efficiency when the global batch grows with the system (`scaling_kind` weak)."""
     return relative_throughput(base_throughput, throughput) / size_ratio(base_count, count)
 
 
@@ -100,11 +101,13 @@ def pick_base(members: Iterable[FamilyMember]) -> FamilyMember:
     return min(members, key=lambda m: (m.accelerator_count, m.score_minutes, m.system))
 
 
-def scaling_kind(base_batch: float | None, batch: float | None) -> str | None:
-    """weak: the global batch grows with the system; strong: the same batch; else batch_shrinks."""
+def scaling_kind(base_batch: float | None, batch: float | None, ratio: float) -> str | None:
+    """weak: the global batch grows at least 0.9× as much as the accelerator count (`ratio`);
+    strong: it stays within 10 % of the base's; mixed: anything else (vocabulary `scaling_kind`)."""
     if base_batch is None or batch is None:
         return None
-    return "weak" if batch > base_batch else "strong" if batch == base_batch else "batch_shrinks"
+    growth = batch / base_batch
+    return "weak" if growth >= 0.9 * ratio else "strong" if abs(growth - 1) <= 0.1 else "mixed"
 
 
 @dataclass(frozen=True)
@@ -115,8 +118,13 @@ class ScalingRow:
     is_scaling_pair: bool
     speedup: float | None
     convergence_scaling_efficiency: float | None
-    weak_scaling_efficiency: float | None
+    throughput_scaling_efficiency: float | None
     scaling_kind: str | None = None
+
+    @property
+    def weak_scaling_efficiency(self) -> float | None:
+        """The throughput efficiency of a weak pair (or the base's own 1); None otherwise."""
+        return self.throughput_scaling_efficiency if self.scaling_kind == "weak" or not self.is_scaling_pair else None
 
 
 def family_scaling(members: Sequence[FamilyMember]) -> list[ScalingRow]:
@@ -128,9 +136,10 @@ def family_scaling(members: Sequence[FamilyMember]) -> list[ScalingRow]:
     for m in sorted(members, key=lambda m: (m.accelerator_count, m.score_minutes, m.system)):
         pair = m.accelerator_count != base.accelerator_count
         measured = pair or m is base
-        weak = None
+        by_throughput = None
         if measured and m.throughput and base.throughput:
-            weak = weak_scaling_efficiency(base.throughput, base.accelerator_count, m.throughput, m.accelerator_count)
+            by_throughput = throughput_scaling_efficiency(base.throughput, base.accelerator_count, m.throughput,
+                                                          m.accelerator_count)
         rows.append(ScalingRow(
             system=m.system,
             base_system=base.system,
@@ -140,8 +149,9 @@ def family_scaling(members: Sequence[FamilyMember]) -> list[ScalingRow]:
             convergence_scaling_efficiency=convergence_scaling_efficiency(
                 base.score_minutes, base.accelerator_count, m.score_minutes, m.accelerator_count
             ) if measured else None,
-            weak_scaling_efficiency=weak,
-            scaling_kind=scaling_kind(base.global_batch_size, m.global_batch_size) if pair else None,
+            throughput_scaling_efficiency=by_throughput,
+            scaling_kind=scaling_kind(base.global_batch_size, m.global_batch_size,
+                                      size_ratio(base.accelerator_count, m.accelerator_count)) if pair else None,
         ))
     return rows
 
@@ -150,47 +160,24 @@ def family_scaling(members: Sequence[FamilyMember]) -> list[ScalingRow]:
 # Each finder returns one dict per offending row (round, submitter, system, benchmark, value, ...);
 # `describe` turns them into a line a person can read. The Dagster checks wrap these.
 
-RUN_RATIO_BAND = (0.9, 3.0)  # steady-state ÷ end-to-end throughput of one run
-MEDIAN_RATIO_BAND = (0.95, 2.0)  # the same, median over a benchmark's runs in one round
 WEAK_EFFICIENCY_BAND = (0.30, 1.10)
 
 
-def throughput_ratio_findings(con) -> dict[str, list[dict]]:
-    """Runs whose steady-state ÷ end-to-end throughput lies outside RUN_RATIO_BAND (left out of the
-    scaling marts), and benchmark rounds whose median lies outside MEDIAN_RATIO_BAND (a unit or
-    counting error in the benchmark's throughput)."""
-    lo, hi = RUN_RATIO_BAND
-    runs = fetch_dicts(con, """
-        select round, submitter, system, benchmark, round(steady_to_end_to_end_ratio, 3) as value, run_file
-        from fct_training_run
-        where scored and steady_to_end_to_end_ratio not between ? and ?
-        order by round, benchmark, submitter, system, run_file""", [lo, hi])
-    mlo, mhi = MEDIAN_RATIO_BAND
-    groups = fetch_dicts(con, """
-        select round, benchmark, round(median(steady_to_end_to_end_ratio), 3) as value,
-            count(*) as runs,
-            count(*) filter (where steady_to_end_to_end_ratio not between ? and ?) as runs_outside
-        from fct_training_run
-        where scored and steady_to_end_to_end_ratio is not null
-        group by all
-        having median(steady_to_end_to_end_ratio) not between ? and ?
-        order by round, benchmark""", [lo, hi, mlo, mhi])
-    return {"runs_outside_band": runs, "benchmark_rounds_failing": groups}
-
-
 def scaling_findings(con) -> list[dict]:
-    """Scaling rows outside the sensible range: convergence efficiency outside (0, 1.5] or weak
+    """Scaling rows outside the sensible range: convergence efficiency outside (0, 1.5] or throughput
     efficiency outside WEAK_EFFICIENCY_BAND (each with the mart's stated cause, if any)."""
     lo, hi = WEAK_EFFICIENCY_BAND
     return fetch_dicts(con, """
         select round, submitter, system, benchmark,
-            round(coalesce(case when weak_scaling_efficiency not between ? and ? then weak_scaling_efficiency end,
+            round(coalesce(case when throughput_scaling_efficiency not between ? and ?
+                                then throughput_scaling_efficiency end,
                            convergence_scaling_efficiency), 3) as value,
-            case when weak_scaling_efficiency not between ? and ? then 'weak' else 'convergence' end as measure,
+            case when throughput_scaling_efficiency not between ? and ? then 'throughput' else 'convergence' end
+                as measure,
             weak_scaling_flag as cause
         from mart_scaling_efficiency
         where convergence_scaling_efficiency not between 1e-9 and 1.5
-            or weak_scaling_efficiency not between ? and ?
+            or throughput_scaling_efficiency not between ? and ?
         order by round, benchmark, submitter, system""", [lo, hi, lo, hi, lo, hi])
 
 

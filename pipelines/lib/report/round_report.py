@@ -25,12 +25,11 @@ import duckdb
 
 from pipelines.lib.warehouse.query import fetch_dicts
 
-ON_DEMAND = {"ondemand"}  # pricing_model with '-', '_' and spaces removed, lower case
 
 CHARTS = {
     "weak_scaling": "Relative throughput vs cluster size (weak scaling)",
     "convergence_scaling": "Speedup vs cluster size (convergence scaling)",
-    "cost_to_train": "Cost to train at on-demand list price",
+    "cost_to_train": "Cost to train at the cheapest bookable list price",
 }
 
 # 20 colours of high contrast (Kelly's list without white and black, strongest first, two near-twins
@@ -100,10 +99,6 @@ def _json_safe(rows: list[dict]) -> list[dict]:
     return out
 
 
-def _is_on_demand(pricing_model: str | None) -> bool:
-    return "".join(ch for ch in (pricing_model or "").lower() if ch.isalnum()) in ON_DEMAND
-
-
 def cloud_of(provider: str | None) -> str:
     """The cloud a price row belongs to: `gcp-list` (published list prices) is Google Cloud too."""
     p = (provider or "").lower()
@@ -168,14 +163,14 @@ def load_figures(con, round_version: str, benchmark: str, accelerators: Sequence
     scaling = select_columns(con, "mart_scaling_efficiency", [
         "submitter", "accelerator", "division", "system", "system_name", "base_system", "accelerator_count",
         "base_accelerator_count", "size_ratio", "score_minutes", "speedup", "convergence_scaling_efficiency",
-        "relative_throughput", "weak_scaling_efficiency", "throughput_unit", "is_base", "family_size",
+        "relative_throughput", "throughput_scaling_efficiency", "throughput_unit", "is_base", "family_size",
         "is_scaling_pair", "framework_family",
     ], "round = ? and benchmark = ?", [round_version, benchmark],
         "submitter, accelerator, division, accelerator_count, score_minutes, system")
     costs = select_columns(con, "mart_cost_to_train", [
         "submitter", "system", "system_name", "accelerator", "accelerator_count", "score_minutes", "provider",
         "price_source", "region", "sku", "pricing_model", "price_per_accelerator_hour_usd", "cost_to_train_usd",
-        "is_native_cloud", "provider_kind",
+        "is_native_cloud", "provider_kind", "is_bookable",
     ], "round = ? and benchmark = ?", [round_version, benchmark], "system, provider, cost_to_train_usd, region, sku")
     utilization = select_columns(con, "mart_utilization", ["submitter", "system", "accelerator", "accelerator_count", "mfu"],
                           "round = ? and benchmark = ?", [round_version, benchmark])
@@ -191,13 +186,11 @@ def load_figures(con, round_version: str, benchmark: str, accelerators: Sequence
     costs = [r for r in costs if _matches(r["accelerator"], accelerators)]
     utilization = [r for r in utilization if _matches(r["accelerator"], accelerators)]
     results = [r for r in results if _matches(r["accelerator"], accelerators)]
-    # cheapest on-demand list price per (system, cloud): one bar each ('gcp' and 'gcp-list' are one cloud).
-    # Marketplaces (auctions, resold capacity of other clouds) publish no list price: in the table only.
+    # cheapest bookable price (mart_cost_to_train.is_bookable, the headline rule) per (system, cloud): one
+    # bar each. Market prices (marketplaces, spot) are snapshots nobody can book: in the table only.
     cheapest: dict[tuple, dict] = {}
     for r in costs:
-        if not _is_on_demand(r["pricing_model"]) or r["cost_to_train_usd"] is None:
-            continue
-        if r.get("provider_kind") == "marketplace":
+        if not r["is_bookable"] or r["cost_to_train_usd"] is None:
             continue
         key = (r["submitter"], r["system"], cloud_of(r["provider"]))
         if key not in cheapest or r["cost_to_train_usd"] < cheapest[key]["cost_to_train_usd"]:
@@ -212,7 +205,7 @@ def load_figures(con, round_version: str, benchmark: str, accelerators: Sequence
         if not r["accelerator"] or not (sysinfo.get(key) or {}).get("accelerator"):
             reason = f"accelerator '{r['accelerator'] or '?'}' not mapped to a priced model"
         elif key in any_price:
-            reason = "no on-demand price (only other pricing models)"
+            reason = "only market prices (marketplace or spot)"
         else:
             reason = "no cloud lists a price for this accelerator"
         unpriced.append(r | {"reason": reason})
@@ -222,7 +215,7 @@ def load_figures(con, round_version: str, benchmark: str, accelerators: Sequence
 
 
 def figures_table(data: dict) -> list[dict]:
-    """One row per scored system: scores, scaling vs the family base, MFU, cheapest on-demand cost."""
+    """One row per scored system: scores, scaling vs the family base, MFU, cheapest bookable cost."""
     mfu = {(r["submitter"], r["system"]): r["mfu"] for r in data["utilization"]}
     best: dict[tuple, dict] = {}
     native: dict[tuple, dict] = {}
@@ -252,7 +245,7 @@ def figures_table(data: dict) -> list[dict]:
             "speedup": r["speedup"],
             "convergence_scaling_efficiency": r["convergence_scaling_efficiency"],
             "relative_throughput": r["relative_throughput"],
-            "weak_scaling_efficiency": r["weak_scaling_efficiency"],
+            "throughput_scaling_efficiency": r["throughput_scaling_efficiency"],
             "mfu": mfu.get(key),
             "cheapest_on_demand_usd": b["cost_to_train_usd"] if b else None,
             "cheapest_on_demand_at": f"{cloud_name(b['provider'])} {b['region']}" if b else None,
@@ -282,7 +275,7 @@ def compute_findings(data: dict, benchmark: str) -> list[str]:
         out.append(f"Fastest: {fastest['submitter']} {names.get(key, fastest['system'])}, "
                    f"{_count(fastest['accelerator_count'])}× {acc_names.get(fastest['accelerator'], fastest['accelerator'])}, "
                    f"trains {data['benchmark_name']} in {fastest['score_minutes']:,.2f} minutes.")
-    for measure, what in (("weak_scaling_efficiency", "weak scaling (throughput)"),
+    for measure, what in (("throughput_scaling_efficiency", "throughput scaling"),
                           ("convergence_scaling_efficiency", "convergence scaling (time to train)")):
         # each family judged at its largest system: the hardest step it reports
         largest: dict[tuple, dict] = {}
@@ -307,7 +300,7 @@ def compute_findings(data: dict, benchmark: str) -> list[str]:
         out.append(f"Cheapest to train: {cheapest['submitter']} {names.get(key, cheapest['system'])}, "
                    f"{_count(cheapest['accelerator_count'])}× {acc_names.get(cheapest['accelerator'], cheapest['accelerator'])}: "
                    f"{money(cheapest['cost_to_train_usd'])} on {cloud_name(cheapest['provider'])} "
-                   f"({cheapest['region']}, on-demand list price).")
+                   f"({cheapest['region']}, {cheapest['pricing_model']} list price).")
         # performance per dollar between the two best accelerator families, each at its cheapest system
         per_acc: dict[str, dict] = {}
         for r in data["on_demand"]:
@@ -321,11 +314,11 @@ def compute_findings(data: dict, benchmark: str) -> list[str]:
             label_b = f"{acc_names.get(b['accelerator'], b['accelerator'])} ({_count(b['accelerator_count'])} accelerators)"
             verdict = (f"trains {data['benchmark_name']} {ratio:.2f}× cheaper than" if ratio >= 1.005
                        else f"trains {data['benchmark_name']} at about the same cost as")
-            out.append(f"{label_a} {verdict} {label_b} at on-demand list prices "
+            out.append(f"{label_a} {verdict} {label_b} at bookable list prices "
                        f"({money(a['cost_to_train_usd'])} vs {money(b['cost_to_train_usd'])}: "
                        f"{ratio:.2f}× the performance per dollar; the two cheapest accelerator models).")
     if data["unpriced"]:
-        out.append(f"{len(data['unpriced'])} scored system(s) have no on-demand price and are listed under "
+        out.append(f"{len(data['unpriced'])} scored system(s) have no bookable price and are listed under "
                    "“Systems without a price”.")
     return out
 
@@ -391,7 +384,7 @@ def scaling_chart(rows: list[dict], measure: str, title: str, y_title: str, colo
     for r in rows:
         if r.get(measure) is None or not r.get("size_ratio"):
             continue
-        eff_key = "weak_scaling_efficiency" if measure == "relative_throughput" else "convergence_scaling_efficiency"
+        eff_key = "throughput_scaling_efficiency" if measure == "relative_throughput" else "convergence_scaling_efficiency"
         # one line per scaling family (division and, when the mart has it, framework family); one
         # colour per submitter · accelerator
         line = f"{_family(r, acc_names)} {r['division']} {r.get('framework_family') or ''}"
@@ -511,7 +504,7 @@ def cost_chart(rows: list[dict], unpriced: list[dict], title: str, colors: dict[
     width, step = 520, 17
     y = alt.Y("row:O", title=None, sort=row_ids, scale=alt.Scale(domain=row_ids, paddingInner=0, paddingOuter=0),
               axis=None)
-    x = alt.X("cost:Q", title="cost to train (USD, on-demand list price)",
+    x = alt.X("cost:Q", title="cost to train (USD, cheapest bookable list price)",
               scale=alt.Scale(domain=[0, max_cost * 1.55], nice=False), axis=alt.Axis(format="$,.0f"))
     layers = []
     if shading:
@@ -540,7 +533,7 @@ def cost_chart(rows: list[dict], unpriced: list[dict], title: str, colors: dict[
         align="right", baseline="middle", dx=-6, fontSize=11, color="#222").encode(
         y=y, x=alt.value(0), text="label:N"))
     return alt.layer(*layers).properties(
-        title={"text": title, "subtitle": "per system, one bar per cloud at its cheapest on-demand "
+        title={"text": title, "subtitle": "per system, one bar per cloud at its cheapest bookable "
                "$/accelerator-hour; ★ and outline: the submitter's own cloud"},
         width=width, height=max(len(row_ids) * step, 60),
     )
@@ -612,7 +605,8 @@ dl dt { font-weight: 600; margin-top: .5em; }
 DEFINITIONS = [
     ("Scaling family", "results of one round, submitter, benchmark, accelerator and division; the base is the "
      "family's smallest system (ties: fastest score, then system name)."),
-    ("Weak scaling efficiency", "(mean steady-state throughput at N₁ / at N₀) / (N₁ / N₀)."),
+    ("Throughput scaling efficiency", "(mean steady-state throughput at N₁ / at N₀) / (N₁ / N₀); weak scaling when "
+     "the global batch grows at least 0.9× as much as the system."),
     ("Convergence scaling efficiency", "(time-to-train at N₀ / at N₁) / (N₁ / N₀), from the official scores."),
     ("Cost to train", "score in hours × accelerators × price per accelerator-hour; performance per dollar is its inverse."),
     ("MFU", "samples to converge × model FLOPs per sample / (time-to-train × accelerators × peak dense BF16 FLOP/s)."),
@@ -621,8 +615,8 @@ DEFINITIONS = [
 FIGURE_COLUMNS = [
     ("system_name", "system"), ("submitter", "submitter"), ("accelerator_name", "accelerator"),
     ("accelerators", "count"), ("score_minutes", "minutes"), ("size_ratio", "× base size"), ("speedup", "speedup"),
-    ("convergence_scaling_efficiency", "convergence eff."), ("weak_scaling_efficiency", "weak eff."),
-    ("mfu", "MFU"), ("cheapest_on_demand_usd", "cheapest on-demand"), ("own_cloud_on_demand_usd", "own cloud"),
+    ("convergence_scaling_efficiency", "convergence eff."), ("throughput_scaling_efficiency", "throughput eff."),
+    ("mfu", "MFU"), ("cheapest_on_demand_usd", "cheapest bookable"), ("own_cloud_on_demand_usd", "own cloud"),
 ]
 
 
@@ -657,7 +651,8 @@ def render_html(report: Report, images: dict[str, bytes], data: dict, nav: Seque
                                                          "cheapest_on_demand_usd": "cheapest_on_demand_at"}))
     parts.append("<h2 id='unpriced'>Systems without a price</h2>")
     if report.unpriced:
-        parts.append("<p>Scored results of this benchmark with no on-demand price option, so no cost to train:</p>")
+        parts.append("<p>Scored results of this benchmark with no bookable price (hyperscaler or neocloud list price), "
+                     "so no cost to train:</p>")
         parts.append(_table(report.unpriced, [("system_name", "system"), ("submitter", "submitter"),
                                               ("accelerator_name", "accelerator"), ("accelerator_count", "count"),
                                               ("score_minutes", "minutes"), ("reason", "why no cost")],

@@ -32,6 +32,7 @@ from pipelines.lib.reference.seeds import SEED_TABLES, load_seeds
 from pipelines.lib.warehouse.models import (
     SqlTest,
     check_dependencies,
+    create_macros,
     grain_test_sql,
     load_models,
     load_tests,
@@ -69,6 +70,19 @@ class TestOutcome:
     offending: list[dict] = field(default_factory=list)  # at most SHOWN_ROWS, each with its source
     more: bool = False  # more offending rows than shown
     generated: bool = False
+    severity: str = "structural"  # see models.SEVERITIES
+
+    @property
+    def blocks(self) -> bool:
+        """A failed structural test: its rounds are left out of the build (or, with no round, the publish stops)."""
+        return not self.passed and self.severity == "structural"
+
+    def summary(self) -> str:
+        """One line: how many rows, and the first of them (without its source)."""
+        count = f"{'more than ' if self.more else ''}{len(self.offending)} row(s)"
+        first = ", ".join(str(v) for k, v in (self.offending[0] if self.offending else {}).items()
+                          if k != "_source" and v is not None)
+        return f"{count}: {first}" + ("; ..." if len(self.offending) > 1 else "")
 
     def report(self) -> str:
         """The test's failure as text: a count line, then each shown row and where it came from."""
@@ -97,6 +111,13 @@ class BuildResult:
     models: dict[str, ModelStats] = field(default_factory=dict)  # per model of a finished build
     tests: list[TestOutcome] = field(default_factory=list)
     build: str | None = None  # the build file's name
+    # Rounds whose new data failed a structural test: round → what failed and what the build holds of it
+    excluded_rounds: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def warnings(self) -> list[TestOutcome]:
+        """Plausibility tests that found rows (their metrics are nulled or flagged): published anyway."""
+        return [t for t in self.tests if not t.passed and t.severity == "plausibility"]
 
 
 def input_fingerprint(base: Path | None = None) -> str:
@@ -163,9 +184,17 @@ def _verified_builds(base: Path) -> dict[str, list[int]]:
     return found
 
 
-def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None) -> None:
+# Raw tables staged one file per round (`<round>.parquet`), and the column naming the round.
+ROUND_COLUMNS = {"mlperf_events": "round", "mlperf_runs": "round", "mlperf_systems": "round",
+                 "mlperf_scaling": "round", "quarantine": "partition"}
+
+
+def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None, excluded: frozenset[str] = frozenset(),
+              previous: Path | None = None, from_previous: frozenset[str] = frozenset()) -> None:
+    """Every staged table as `raw_<table>`. The staged files of `excluded` rounds are left out; the
+    rows of the `from_previous` rounds come from the published build `previous` instead."""
     for table in sorted(RAW_TABLES):
-        files = [str(p) for p in staged_files(table, base)]
+        files = [str(p) for p in staged_files(table, base) if not (table in ROUND_COLUMNS and p.stem in excluded)]
         name = f"raw_{table}"
         if files:
             con.execute(f"create table {name} as select * from read_parquet($files, union_by_name = true)", {"files": files})
@@ -173,6 +202,33 @@ def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None) -> None:
             con.register("empty_raw", empty(table))
             con.execute(f"create table {name} as select * from empty_raw")
             con.unregister("empty_raw")
+    if previous is not None and from_previous:
+        _copy_previous_rounds(con, previous, sorted(from_previous))
+
+
+def _copy_previous_rounds(con: duckdb.DuckDBPyConnection, previous: Path, rounds: list[str]) -> None:
+    """The raw rows of `rounds` as the published build `previous` holds them (the columns both
+    builds have; a column new since then is NULL for them)."""
+    con.execute("attach $path as previous_build (read_only)", {"path": str(previous)})
+    try:
+        tables = {t for (t,) in con.execute(
+            "select table_name from information_schema.tables where table_catalog = 'previous_build'").fetchall()}
+        for table, column in ROUND_COLUMNS.items():
+            name = f"raw_{table}"
+            if name not in tables:
+                continue
+            mine = [c for (c,) in con.execute(
+                "select column_name from information_schema.columns where table_catalog = current_database() "
+                "and table_name = ?", [name]).fetchall()]
+            theirs = {c for (c,) in con.execute(
+                "select column_name from information_schema.columns where table_catalog = 'previous_build' "
+                "and table_name = ?", [name]).fetchall()}
+            shared = ", ".join(quote_identifier(c) for c in mine if c in theirs)
+            only_mlperf = " and source = 'mlperf'" if table == "quarantine" else ""
+            con.execute(f"insert into {name} ({shared}) select {shared} from previous_build.{name} "
+                        f"where {quote_identifier(column)} in (select unnest($rounds)){only_mlperf}", {"rounds": rounds})
+    finally:
+        con.execute("detach previous_build")
 
 
 ROW_GROUP_ROWS = 122_880  # DuckDB's row group: the unit of parallel scans
@@ -248,7 +304,8 @@ def run_tests(con: duckdb.DuckDBPyConnection, tests: list[SqlTest],
     outcomes = []
     for i, (test, sql) in enumerate(zip(tests, queries, strict=True)):
         if i not in failing:
-            outcomes.append(TestOutcome(test.name, test.model, test.description, True, [], False, test.generated))
+            outcomes.append(TestOutcome(test.name, test.model, test.description, True, [], False, test.generated,
+                                        test.severity))
             continue
         cursor = con.execute(sql)
         rows = cursor.fetchmany(SHOWN_ROWS + 1)
@@ -258,7 +315,7 @@ def run_tests(con: duckdb.DuckDBPyConnection, tests: list[SqlTest],
             record = dict(zip(names, row))
             offending.append(record | {"_source": row_source(con, record)})
         outcomes.append(TestOutcome(test.name, test.model, test.description, not rows, offending,
-                                    len(rows) > SHOWN_ROWS, test.generated))
+                                    len(rows) > SHOWN_ROWS, test.generated, test.severity))
     return outcomes
 
 
@@ -361,20 +418,91 @@ def remove_unfinished_builds(base: Path) -> dict[str, list[int]]:
     return verified
 
 
+@dataclass
+class _Attempt:
+    """One build file: its tests, and the rounds whose rows failed a structural test (None: a failure
+    no round explains, which stops the publish)."""
+
+    counts: dict[str, int]
+    columns: dict[str, list[tuple[str, str]]]
+    outcomes: list[TestOutcome]
+    dependencies: set[str]
+    failing_rounds: dict[str, str] | None
+    built_at: str | None = None
+
+
 def _build(base: Path, *, force: bool, keep: int, verified: dict[str, list[int]] | None = None) -> BuildResult:
     fingerprint = input_fingerprint(base)
     target = published_db(base)
-    if (not force and target.exists() and published_fingerprint(base) == fingerprint
+    info = read_published_info(base) or {}
+    if (not force and target.exists() and info.get("fingerprint") == fingerprint
             and published_opens(base, verified) is None):
-        return BuildResult(False, target, fingerprint, {}, skipped=True)
+        return BuildResult(False, target, fingerprint, {}, skipped=True,
+                           excluded_rounds=dict(info.get("excluded_rounds") or {}))
     verified = dict(verified or {})
     dependencies_verified = frozenset(_read_verified(base).get("dependencies") or ())
+    previous = target if target.exists() and published_opens(base, verified) is None else None
 
     models = load_models()  # raises, loudly, when the package ships no model
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     out_dir = builds_dir(base)
     out_dir.mkdir(parents=True, exist_ok=True)
-    build_path = ensure_inside(out_dir / f"mlperf-{stamp}.duckdb", base)
+    # A round whose rows fail a structural test is built again from its previously published rows; if
+    # those fail too (or there are none), it is left out. Each pass excludes at least one more round.
+    excluded: dict[str, str] = {}
+    from_previous: set[str] = set()
+    while True:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        build_path = ensure_inside(out_dir / f"mlperf-{stamp}.duckdb", base)
+        attempt = _attempt(base, build_path, models, dependencies_verified, fingerprint,
+                           frozenset(excluded), previous, frozenset(from_previous))
+        if not attempt.failing_rounds:
+            break
+        _remove_build(build_path)
+        for round_version, why in attempt.failing_rounds.items():
+            if round_version in from_previous:
+                from_previous.discard(round_version)
+                excluded[round_version] += (f"; its previously published rows fail this build's tests too ({why}): "
+                                            "the round is left out")
+            elif round_version in excluded:  # left out, yet its rows are still there: cannot happen
+                raise BuildFailed(f"warehouse checks failed, nothing published: {why}", attempt.outcomes)
+            else:
+                excluded[round_version] = why
+                if previous is not None:
+                    from_previous.add(round_version)
+    excluded_rounds = {
+        r: why + ("; the previously published rows of the round stay" if r in from_previous
+                  else "" if "left out" in why else "; no previously published rows: the round is not in the warehouse")
+        for r, why in sorted(excluded.items())
+    }
+    newer = (read_published_info(base) or {}).get("build")
+    if newer and newer > build_path.name and target.exists():
+        # Builds are serialized by the lock, so this only happens after a clock step back; never
+        # let an older build replace a newer published one.
+        return BuildResult(False, target, fingerprint, attempt.counts, skipped=True)
+    publish(build_path, base)
+    write_published_info(
+        {"fingerprint": fingerprint, "build": build_path.name, "built_at": attempt.built_at,
+         "row_counts": attempt.counts, "excluded_rounds": excluded_rounds}, base
+    )
+    prune_builds(base, keep)
+    kept = {p.name for p in list_builds(base)}
+    verified = {name: sig for name, sig in verified.items() if name in kept}
+    verified[build_path.name] = _signature(build_path)
+    _write_verified(base, verified, attempt.dependencies)
+    stats = {name: ModelStats(attempt.counts[name], attempt.columns[name]) for name in models}
+    return BuildResult(True, target, fingerprint, attempt.counts, models=stats, tests=attempt.outcomes,
+                       build=build_path.name, excluded_rounds=excluded_rounds)
+
+
+def _remove_build(build_path: Path) -> None:
+    build_path.unlink(missing_ok=True)
+    build_path.with_name(build_path.name + ".wal").unlink(missing_ok=True)
+
+
+def _attempt(base: Path, build_path: Path, models: dict, dependencies_verified: frozenset[str], fingerprint: str,
+             excluded: frozenset[str], previous: Path | None, from_previous: frozenset[str]) -> _Attempt:
+    """Build every model into `build_path` and run every SQL test. A finished attempt with no
+    structural failure is checkpointed with `_build_info`; otherwise the caller removes the file."""
     try:
         # Written in the v1.0.0 storage format, which every DuckDB 1.x client (the duckdb-cli on PyPI,
         # BI drivers) can open; DuckDB 2.x's own format would shut them all out.
@@ -385,8 +513,9 @@ def _build(base: Path, *, force: bool, keep: int, verified: dict[str, list[int]]
                 # coordination (v4.1's build: 0.53 s instead of 0.60 s; all rounds keep every core),
                 # and float sums then come out bit for bit the same in every build.
                 con.execute("set threads = 1")
-            _load_raw(con, base)
+            _load_raw(con, base, excluded, previous, from_previous)
             load_seeds(con)
+            create_macros(con)
             _load_derived(con)
             # each header names exactly what its SQL reads
             dependencies = check_dependencies(con, models, dependencies_verified)
@@ -394,42 +523,54 @@ def _build(base: Path, *, force: bool, keep: int, verified: dict[str, list[int]]
                 model = models[name]
                 con.execute(f"create or replace {model.kind} {name} as {model.sql}")
             columns = relation_columns(con)
-            outcomes = run_tests(con, load_tests(models), columns)
-            failures = [o.report() for o in outcomes if not o.passed]
-            if failures:
-                # The first line is what a one-line summary shows: each test with its first offending row.
-                headline = "; ".join(f.splitlines()[0] + " e.g. " + f.splitlines()[1].strip("- ") for f in failures)
-                raise BuildFailed(f"warehouse checks failed, nothing published: {headline}\n" + "\n".join(failures),
-                                  outcomes)
+            tests = load_tests(models)
+            outcomes = run_tests(con, tests, columns)
+            blocking = [o for o in outcomes if o.blocks]
+            if blocking:
+                failing = _failing_rounds(con, [t for t in tests if t.name in {o.name for o in blocking}], columns,
+                                          {o.name: o for o in blocking})
+                if failing is None:
+                    failures = [o.report() for o in blocking]
+                    # The first line is what a one-line summary shows: each test with its first offending row.
+                    headline = "; ".join(f.splitlines()[0] + " e.g. " + f.splitlines()[1].strip("- ") for f in failures)
+                    raise BuildFailed(f"warehouse checks failed, nothing published: {headline}\n" + "\n".join(failures),
+                                      outcomes)
+                return _Attempt({}, columns, outcomes, dependencies, failing)
             built_at = datetime.now(timezone.utc).isoformat()
             con.execute(
                 "create table _build_info as select ?::varchar as built_at, ?::varchar as fingerprint",
                 [built_at, fingerprint],
             )
             counts = row_counts(con)
-            stats = {name: ModelStats(counts[name], columns[name]) for name in models}
             con.execute("checkpoint")
         finally:
             con.close()
     except BaseException:
-        build_path.unlink(missing_ok=True)
-        build_path.with_name(build_path.name + ".wal").unlink(missing_ok=True)
+        _remove_build(build_path)
         raise
-    newer = (read_published_info(base) or {}).get("build")
-    if newer and newer > build_path.name and target.exists():
-        # Builds are serialized by the lock, so this only happens after a clock step back; never
-        # let an older build replace a newer published one.
-        return BuildResult(False, target, fingerprint, counts, skipped=True)
-    publish(build_path, base)
-    write_published_info(
-        {"fingerprint": fingerprint, "build": build_path.name, "built_at": built_at, "row_counts": counts}, base
-    )
-    prune_builds(base, keep)
-    kept = {p.name for p in list_builds(base)}
-    verified = {name: sig for name, sig in verified.items() if name in kept}
-    verified[build_path.name] = _signature(build_path)
-    _write_verified(base, verified, dependencies)
-    return BuildResult(True, target, fingerprint, counts, models=stats, tests=outcomes, build=build_path.name)
+    return _Attempt(counts, columns, outcomes, dependencies, {}, built_at)
+
+
+def _failing_rounds(con: duckdb.DuckDBPyConnection, tests: list[SqlTest], columns: dict[str, list[tuple[str, str]]],
+                    outcomes: dict[str, TestOutcome]) -> dict[str, str] | None:
+    """round → the first failing structural test and row of that round; None when some failing test
+    has rows of no round (it tests what no single round owns, e.g. a seed or the price tables)."""
+    found: dict[str, str] = {}
+    for test in tests:
+        sql = (grain_test_sql(test.model, test.grain, [c for c, _ in columns[test.model]]) if test.generated
+               else test.sql)
+        try:
+            rounds = [r for (r,) in con.execute(f"select distinct round from (\n{sql}\n) order by 1").fetchall()]
+        except duckdb.Error:  # the test's rows have no `round` column
+            return None
+        if not rounds or any(r is None for r in rounds):
+            return None
+        outcome = outcomes[test.name]
+        for round_version in rounds:
+            example = next((r for r in outcome.offending if r.get("round") == round_version), None)
+            shown = ", ".join(f"{k}={v!r}" for k, v in (example or {}).items() if k not in ("_source", "round"))
+            found.setdefault(round_version, f"{test.name} failed" + (f" ({shown})" if shown else ""))
+    return found
 
 
 def publish(build_path: Path, base: Path | None = None) -> Path:

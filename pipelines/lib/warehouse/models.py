@@ -29,7 +29,15 @@ LAYER_DIRS = ("staging", "intermediate", "marts")
 PREFIXES = ("stg_", "int_", "dim_", "fct_", "mart_")
 KINDS = ("table", "view")
 MODEL_KEYS = ("model", "kind", "grain", "depends on", "description")
-TEST_KEYS = ("tests", "description")
+TEST_KEYS = ("tests", "severity", "description")
+# What a failing SQL test does (every test file states one in `-- severity:`):
+#   structural    an invariant of the data's shape (grain, keys, one score per result, a score equal to
+#                 what the rules give, values from their vocabulary): the rounds of the offending rows
+#                 are left out of the build (their previously published rows stay); rows of no round
+#                 stop the publish
+#   plausibility  a metric value that the model has nulled or flagged with its reason: a warning naming
+#                 the rows, never a stop
+SEVERITIES = ("structural", "plausibility")
 # Tables the build creates itself before the models run (see build.py): staged Parquet as `raw_<table>`,
 # seeds shipped with the code as `raw_<seed>`, and a mapping computed in Python from raw tables.
 DERIVED_TABLES = {"raw_mlperf_accelerator_map": "raw_mlperf_systems"}
@@ -65,6 +73,7 @@ class SqlTest:
     path: Path | None = None
     generated: bool = False
     grain: tuple[str, ...] = field(default=())
+    severity: str = "structural"  # one of SEVERITIES
 
 
 def sql_dir() -> Path:
@@ -129,6 +138,14 @@ def parse_model(path: Path, layer: str) -> Model:
             raise ModelError(f"{path}: grain columns must be plain column names, not {bad}")
     depends_on = _names(header["depends on"])
     return Model(name, layer, header["kind"], grain, note, depends_on, header["description"], text, path)
+
+
+MACROS_FILE = "macros.sql"
+
+
+def create_macros(con, root: Path | None = None) -> None:
+    """The SQL functions every model may call (`sql/macros.sql`), created before the models run."""
+    con.execute(((Path(root) if root is not None else sql_dir()) / MACROS_FILE).read_text(encoding="utf-8"))
 
 
 def load_models(root: Path | None = None) -> dict[str, Model]:
@@ -244,11 +261,15 @@ def load_tests(models: dict[str, Model], root: Path | None = None) -> list[SqlTe
     for path in sorted((root / "tests").glob("*.sql")):
         text = path.read_text(encoding="utf-8")
         header = parse_header(text, str(path), TEST_KEYS)
-        if not header.get("tests") or not header.get("description"):
-            raise ModelError(f"{path}: a SQL test starts with '-- tests: <model>' and '-- description: ...'")
+        if not header.get("tests") or not header.get("description") or not header.get("severity"):
+            raise ModelError(f"{path}: a SQL test starts with '-- tests: <model>', '-- severity: "
+                             f"{' | '.join(SEVERITIES)}' and '-- description: ...'")
         if header["tests"] not in models:
             raise ModelError(f"{path}: tests unknown model {header['tests']!r}")
-        tests.append(SqlTest(path.stem, header["tests"], header["description"], text, path))
+        if header["severity"] not in SEVERITIES:
+            raise ModelError(f"{path}: severity {header['severity']!r} is not one of {SEVERITIES}")
+        tests.append(SqlTest(path.stem, header["tests"], header["description"], text, path,
+                             severity=header["severity"]))
     for model in models.values():
         if model.grain:
             tests.append(SqlTest(grain_test_name(model), model.name,

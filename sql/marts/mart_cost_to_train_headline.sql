@@ -1,0 +1,79 @@
+-- model: mart_cost_to_train_headline
+-- kind: table
+-- grain: round, submitter, system, benchmark
+-- depends on: fct_training_result, dim_system, mart_cost_to_train
+-- description: One row per scored result: its cheapest bookable cost to train, and the cheapest market price beside it.
+-- The headline cost of each scored result (what the report and the site show). A price is
+-- *bookable* when a hyperscaler or a neocloud lists it at a fixed rate: on demand, or committed
+-- (reserved, savings plan, committed use): mart_cost_to_train.is_bookable, its one definition.
+-- Everything else is a *market* price: marketplaces (auctions, resale) and spot capacity anywhere,
+-- whose prices are snapshots nobody can book. So `min(cost_to_train_usd)` here is a price anyone
+-- can book; the market figure sits beside it.
+-- Columns:
+--   cost_to_train_usd ... source_url   the cheapest bookable option (score hours × accelerators ×
+--                                      price per accelerator-hour), with the price row it used
+--   marketplace_*                      the cheapest market option, with its provider and pricing model
+--   no_cost_reason                     why there is no bookable cost (no accelerator key, no count,
+--                                      no bookable price for the accelerator)
+with bookable as (
+    select *
+    from mart_cost_to_train
+    where is_bookable
+    qualify row_number() over (
+        partition by round, submitter, system, benchmark
+        order by cost_to_train_usd, provider, region, pricing_model, sku
+    ) = 1
+),
+
+market as (
+    select *
+    from mart_cost_to_train
+    where not is_bookable
+    qualify row_number() over (
+        partition by round, submitter, system, benchmark
+        order by cost_to_train_usd, provider, region, pricing_model, sku
+    ) = 1
+)
+
+select
+    r.round,
+    r.submitter,
+    s.organization,
+    r.system,
+    s.system_name,
+    r.benchmark,
+    r.division,
+    s.accelerator,
+    r.accelerator_count,
+    r.score_minutes,
+    r.score_minutes / 60.0 * r.accelerator_count as accelerator_hours,
+    b.cost_to_train_usd,
+    b.perf_per_dollar,
+    b.price_per_accelerator_hour_usd,
+    b.provider,
+    b.provider_kind,
+    b.region,
+    b.pricing_model,
+    b.sku,
+    b.price_source,
+    b.is_native_cloud,
+    b.effective_date,
+    b.source_url,
+    m.cost_to_train_usd as marketplace_cost_to_train_usd,
+    m.price_per_accelerator_hour_usd as marketplace_price_per_accelerator_hour_usd,
+    m.provider as marketplace_provider,
+    m.provider_kind as marketplace_provider_kind,
+    m.region as marketplace_region,
+    m.pricing_model as marketplace_pricing_model,
+    case
+        when b.cost_to_train_usd is not null then null
+        when s.accelerator is null then 'accelerator not mapped to a dim_accelerator key'
+        when coalesce(r.accelerator_count, 0) = 0 then 'accelerator count unknown'
+        when m.cost_to_train_usd is not null then 'only market prices (marketplace or spot) for ' || s.accelerator
+        else 'no current price for ' || s.accelerator
+    end as no_cost_reason
+from fct_training_result as r
+left join dim_system as s using (round, submitter, system)
+left join bookable as b using (round, submitter, system, benchmark)
+left join market as m using (round, submitter, system, benchmark)
+where r.score_minutes is not null
