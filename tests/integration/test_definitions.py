@@ -21,8 +21,8 @@ def test_code_location_has_the_documented_pieces():
     assert (groups["stg_mlperf_runs"], groups["fct_training_result"], groups["mart_utilization"]) == (
         "staging", "core", "metrics")
     checks = {key.name for key in repo.asset_graph.asset_check_keys}
-    assert {"quarantine_counts", "unmapped_accelerators", "metric_marts_sensible", "throughput_cross_check",
-            "accelerators_without_peak", "mfu_at_most_one", "fct_training_result_unique",
+    assert {"quarantine_counts", "unmapped_accelerators", "metric_marts_sensible",
+            "accelerators_without_peak", "mart_utilization_mfu_above_one", "fct_training_result_unique",
             "fct_training_result_positive"} <= checks
     assert {s.name for s in repo.schedule_defs} >= {"daily_price_refresh", "weekly_mlperf_results"}
     assert {s.name for s in repo.sensor_defs} >= {"mlperf_round_discovery", "publish_after_refresh"}

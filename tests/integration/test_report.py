@@ -223,7 +223,7 @@ def test_display_names_cents_findings_and_unpriced(report, warehouse, tmp_path):
     # 120 min × 512 × $4.20 = $4,300.80: 1.87× the performance per dollar
     assert "Cheapest to train: Google TPU TRILLIUM 512" in findings and "$2,304.00 on Google Cloud" in findings
     assert "1.87× cheaper than google-tpu-v5p (512 accelerators)" in findings
-    assert "Best weak scaling (throughput): NVIDIA · nvidia-h100-sxm-80gb keeps 9" in findings
+    assert "Best throughput scaling: NVIDIA · nvidia-h100-sxm-80gb keeps 9" in findings
     assert "Best convergence scaling" in findings
     assert text.index("id='findings'") < text.index("<img")  # the findings come first
     # a scored result without a price is listed with the reason, not dropped

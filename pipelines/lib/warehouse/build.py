@@ -113,6 +113,8 @@ class BuildResult:
     build: str | None = None  # the build file's name
     # Rounds whose new data failed a structural test: round → what failed and what the build holds of it
     excluded_rounds: dict[str, str] = field(default_factory=dict)
+    # The structural tests that failed on them (in the builds thrown away for it), with their rows
+    excluded_outcomes: list[TestOutcome] = field(default_factory=list)
 
     @property
     def warnings(self) -> list[TestOutcome]:
@@ -450,14 +452,17 @@ def _build(base: Path, *, force: bool, keep: int, verified: dict[str, list[int]]
     # those fail too (or there are none), it is left out. Each pass excludes at least one more round.
     excluded: dict[str, str] = {}
     from_previous: set[str] = set()
+    excluded_outcomes: dict[str, TestOutcome] = {}
     while True:
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         build_path = ensure_inside(out_dir / f"mlperf-{stamp}.duckdb", base)
+        excluded_rounds = _excluded_rounds(excluded, from_previous)
         attempt = _attempt(base, build_path, models, dependencies_verified, fingerprint,
-                           frozenset(excluded), previous, frozenset(from_previous))
+                           excluded_rounds, previous, frozenset(from_previous))
         if not attempt.failing_rounds:
             break
         _remove_build(build_path)
+        excluded_outcomes.update({o.name: o for o in attempt.outcomes if o.blocks and o.name not in excluded_outcomes})
         for round_version, why in attempt.failing_rounds.items():
             if round_version in from_previous:
                 from_previous.discard(round_version)
@@ -469,11 +474,11 @@ def _build(base: Path, *, force: bool, keep: int, verified: dict[str, list[int]]
                 excluded[round_version] = why
                 if previous is not None:
                     from_previous.add(round_version)
-    excluded_rounds = {
-        r: why + ("; the previously published rows of the round stay" if r in from_previous
-                  else "" if "left out" in why else "; no previously published rows: the round is not in the warehouse")
-        for r, why in sorted(excluded.items())
-    }
+    if excluded and not attempt.counts.get("fct_training_result"):
+        _remove_build(build_path)
+        raise BuildFailed("warehouse checks failed, nothing published: no round is left with results: "
+                          + "; ".join(f"{r}: {why}" for r, why in excluded_rounds.items()),
+                          list(excluded_outcomes.values()))
     newer = (read_published_info(base) or {}).get("build")
     if newer and newer > build_path.name and target.exists():
         # Builds are serialized by the lock, so this only happens after a clock step back; never
@@ -491,7 +496,17 @@ def _build(base: Path, *, force: bool, keep: int, verified: dict[str, list[int]]
     _write_verified(base, verified, attempt.dependencies)
     stats = {name: ModelStats(attempt.counts[name], attempt.columns[name]) for name in models}
     return BuildResult(True, target, fingerprint, attempt.counts, models=stats, tests=attempt.outcomes,
-                       build=build_path.name, excluded_rounds=excluded_rounds)
+                       build=build_path.name, excluded_rounds=excluded_rounds,
+                       excluded_outcomes=list(excluded_outcomes.values()))
+
+
+def _excluded_rounds(excluded: dict[str, str], from_previous: set[str]) -> dict[str, str]:
+    """round → what failed on its new data and what the build holds of the round instead."""
+    return {
+        r: why + ("; the previously published rows of the round stay" if r in from_previous
+                  else "" if "left out" in why else "; no previously published rows: the round is not in the warehouse")
+        for r, why in sorted(excluded.items())
+    }
 
 
 def _remove_build(build_path: Path) -> None:
@@ -500,9 +515,10 @@ def _remove_build(build_path: Path) -> None:
 
 
 def _attempt(base: Path, build_path: Path, models: dict, dependencies_verified: frozenset[str], fingerprint: str,
-             excluded: frozenset[str], previous: Path | None, from_previous: frozenset[str]) -> _Attempt:
-    """Build every model into `build_path` and run every SQL test. A finished attempt with no
-    structural failure is checkpointed with `_build_info`; otherwise the caller removes the file."""
+             excluded: dict[str, str], previous: Path | None, from_previous: frozenset[str]) -> _Attempt:
+    """Build every model into `build_path` without the staged data of the `excluded` rounds (round →
+    why, recorded in `_build_info`) and run every SQL test. A finished attempt with no structural
+    failure is checkpointed with `_build_info`; otherwise the caller removes the file."""
     try:
         # Written in the v1.0.0 storage format, which every DuckDB 1.x client (the duckdb-cli on PyPI,
         # BI drivers) can open; DuckDB 2.x's own format would shut them all out.
@@ -513,7 +529,7 @@ def _attempt(base: Path, build_path: Path, models: dict, dependencies_verified: 
                 # coordination (v4.1's build: 0.53 s instead of 0.60 s; all rounds keep every core),
                 # and float sums then come out bit for bit the same in every build.
                 con.execute("set threads = 1")
-            _load_raw(con, base, excluded, previous, from_previous)
+            _load_raw(con, base, frozenset(excluded), previous, from_previous)
             load_seeds(con)
             create_macros(con)
             _load_derived(con)
@@ -538,8 +554,9 @@ def _attempt(base: Path, build_path: Path, models: dict, dependencies_verified: 
                 return _Attempt({}, columns, outcomes, dependencies, failing)
             built_at = datetime.now(timezone.utc).isoformat()
             con.execute(
-                "create table _build_info as select ?::varchar as built_at, ?::varchar as fingerprint",
-                [built_at, fingerprint],
+                "create table _build_info as select ?::varchar as built_at, ?::varchar as fingerprint, "
+                "?::varchar as excluded_rounds",
+                [built_at, fingerprint, json.dumps(excluded)],
             )
             counts = row_counts(con)
             con.execute("checkpoint")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
@@ -24,16 +25,22 @@ def complete_builds(base: Path | None = None) -> list[Path]:
 
 
 def read_build_record(path: Path) -> dict:
-    """A kept build's published.json record (name, fingerprint, build time, row counts), read from the file."""
+    """A kept build's published.json record (name, fingerprint, build time, row counts, the rounds whose
+    new data it left out), read from the file."""
     con = duckdb.connect(str(path), read_only=True)
     try:
         built_at, fingerprint = con.execute("select built_at, fingerprint from _build_info").fetchone()
+        try:  # builds before the rounds' exclusion was recorded have no such column
+            excluded = json.loads(con.execute("select excluded_rounds from _build_info").fetchone()[0] or "{}")
+        except duckdb.Error:
+            excluded = {}
         names = [n for (n,) in con.execute(
             "select table_name from information_schema.tables where table_schema = 'main' order by 1").fetchall()]
         counts = {n: con.execute(f"select count(*) from {quote_ident(n)}").fetchone()[0] for n in names}
     finally:
         con.close()
-    return {"fingerprint": fingerprint, "build": path.name, "built_at": built_at, "row_counts": counts}
+    return {"fingerprint": fingerprint, "build": path.name, "built_at": built_at, "row_counts": counts,
+            "excluded_rounds": excluded}
 
 
 def rollback(base: Path | None = None, to: str | None = None) -> dict:

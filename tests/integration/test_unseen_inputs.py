@@ -1,0 +1,118 @@
+"""What nobody here has seen, injected into a copy of a real shared round: an unknown round name, a
+system copied under a new name with an accelerator no table knows, a benchmark no ruleset knows, a
+precision the accelerator has no peak for. A refresh over real HTTP, with the price lists, must publish
+with exit 0; identical logs must give identical scores whatever they are called."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import duckdb
+import pytest
+
+from pipelines.defs.operations.refresh_runner import refresh
+from support.http_server import LoopbackServer
+from support.injected import SystemCopy, inject
+from support.paths import SHARED_MLPERF, needs_shared_mlperf
+from support.price_site import refresh_environment
+
+pytestmark = needs_shared_mlperf()
+
+SOURCE = SHARED_MLPERF / "training_results_v4.1-main.tar.gz"
+NEW_ROUND = "v6.0"  # rules_refs.csv does not know it: the newest ref scores it
+SYSTEM = ("NVIDIA", "eos_ngc24.09_nemo")  # 8 H100s, llama2_70b_lora among its benchmarks
+NEW_ACCELERATOR = "NVIDIA Z900-SXM 512GB"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    site = tmp_path_factory.mktemp("site")
+    if not SOURCE.exists():
+        pytest.skip(f"{SOURCE} not found")
+    copies = (
+        SystemCopy(*SYSTEM, "zeta_n8", accelerator=NEW_ACCELERATOR),
+        SystemCopy(*SYSTEM, "zeta_n8_newbench", accelerator=NEW_ACCELERATOR,
+                   benchmarks={"llama2_70b_lora": "llama9_lora"}, only_benchmarks=("llama2_70b_lora",)),
+        SystemCopy(*SYSTEM, "h100_fp4", only_benchmarks=("llama2_70b_lora",)),
+    )
+    archive = inject(SOURCE, site / f"training_results_{NEW_ROUND}-main.tar.gz", round_name=NEW_ROUND, copies=copies)
+    _state_fp4(archive)
+    shutil.copytree(SHARED_MLPERF / "logging", site / "logging")
+    base = tmp_path_factory.mktemp("unseen") / "warehouse"
+    with LoopbackServer(site) as server, LoopbackServer() as prices:
+        with refresh_environment(base, prices) as with_prices:
+            summary = refresh([NEW_ROUND], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                              rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz", prices=with_prices,
+                              backoff_seconds=0.01)
+    yield base, summary
+
+
+def _state_fp4(archive):
+    """The `h100_fp4` copy's logs state `fp4: true` before run_start (an H100 has no FP4 peak)."""
+    import io
+    import tarfile
+
+    data = archive.read_bytes()
+    out = io.BytesIO()
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as src, tarfile.open(fileobj=out, mode="w:gz") as dst:
+        for info in src:
+            body = src.extractfile(info).read() if info.isfile() else None
+            if body is not None and "/results/h100_fp4/llama2_70b_lora/result_" in info.name:
+                body = re.sub(rb"(?m)^(.*)(:::MLLOG .*\"key\": \"run_start\")", rb"0:   fp4: true\n\1\2", body, count=1)
+                info.size = len(body)
+            dst.addfile(info, io.BytesIO(body) if body is not None else None)
+    archive.write_bytes(out.getvalue())
+
+
+def test_a_round_with_unseen_names_publishes_with_exit_0(built):
+    base, summary = built
+    assert summary.ok and summary.published, summary.render()
+    con = duckdb.connect(str(base / "mlperf.duckdb"), read_only=True)
+    assert con.execute("select count(*) from fct_training_result where round = ?", [NEW_ROUND]).fetchone()[0] > 100
+    # the new accelerator is named by a warning, never a failure
+    assert any(s.name == "check unmapped_accelerators" and s.warning and NEW_ACCELERATOR in s.detail
+               for s in summary.steps), summary.render()
+
+
+def test_identical_logs_give_identical_scores_whatever_they_are_called(built):
+    con = duckdb.connect(str(built[0] / "mlperf.duckdb"), read_only=True)
+    pairs = con.execute("""
+        select o.benchmark, o.score_minutes, c.score_minutes, o.rcp_scaling_factor, c.rcp_scaling_factor,
+               o.score_minutes_current_rules, c.score_minutes_current_rules, c.duplicate_of
+        from fct_training_result as o
+        join fct_training_result as c on c.round = o.round and c.submitter = o.submitter
+            and c.benchmark = o.benchmark and c.system = 'zeta_n8'
+        where o.round = ? and o.submitter = ? and o.system = ?""", [NEW_ROUND, *SYSTEM]).fetchall()
+    assert len(pairs) >= 3
+    for benchmark, original, copy, factor, copy_factor, current, copy_current, duplicate_of in pairs:
+        assert (original, factor, current) == (copy, copy_factor, copy_current), benchmark
+        assert duplicate_of == "/".join(SYSTEM)  # flagged as the same runs, scored alike
+    system = con.execute("select accelerator, accelerator_mapping, accelerator_memory_gb from dim_system "
+                         "where round = ? and system = 'zeta_n8'", [NEW_ROUND]).fetchone()
+    assert system == (None, "unmapped", 512)  # memory read off the name
+
+
+def test_a_benchmark_no_ruleset_knows_or_retired_is_unscored_with_that_reason(built):
+    con = duckdb.connect(str(built[0] / "mlperf.duckdb"), read_only=True)
+    reasons = dict(con.execute(
+        "select benchmark, any_value(no_score_reason) from fct_training_result where round = ? "
+        "and score_minutes is null group by 1", [NEW_ROUND]).fetchall())
+    assert re.fullmatch(r"rules: no rules for benchmark 'llama9_lora' in training_5\.1\.0 of 5\.1\.0-rc4 "
+                        r"\(a benchmark these rules do not know\)", reasons["llama9_lora"])
+    # v4.1's gpt3 is in no rule folder of 5.1.0-rc4's newest ruleset: retired there
+    assert reasons["gpt3"].startswith("rules: no rules for benchmark 'gpt3' in training_5.1.0 of 5.1.0-rc4 (retired: "
+                                      "last in training_4.1.0)")
+    assert not any(r.startswith("too many runs dropped") for r in reasons.values()), reasons
+    # the unknown benchmark's runs are still measured in the units their keys name (samples_count)
+    runs = con.execute("select count(*), count(samples_to_converge), any_value(throughput_unit), "
+                       "count(steady_state_throughput) from fct_training_run where benchmark = 'llama9_lora'").fetchone()
+    assert runs[0] == 10 and runs[1] == 10 and runs[2] == "samples/s" and runs[3] == 10
+
+
+def test_a_precision_the_accelerator_has_no_peak_for_nulls_mfu_with_the_reason(built):
+    con = duckdb.connect(str(built[0] / "mlperf.duckdb"), read_only=True)
+    row = con.execute("select precision, precision_source, mfu, mfu_null_reason from mart_utilization "
+                      "where round = ? and system = 'h100_fp4' and benchmark = 'llama2_70b_lora'", [NEW_ROUND]).fetchone()
+    assert row is not None, "the copy's llama2_70b_lora result is scored under the newest rules"
+    assert row == ("fp4", "log", None, "no dense FP4 peak for nvidia-h100-sxm-80gb in dim_accelerator")
