@@ -84,7 +84,7 @@ def test_identical_logs_give_identical_scores_whatever_they_are_called(built):
         join fct_training_result as c on c.round = o.round and c.submitter = o.submitter
             and c.benchmark = o.benchmark and c.system = 'zeta_n8'
         where o.round = ? and o.submitter = ? and o.system = ?""", [NEW_ROUND, *SYSTEM]).fetchall()
-    assert len(pairs) >= 3
+    assert len(pairs) == 2  # llama2_70b_lora and stable_diffusion
     for benchmark, original, copy, factor, copy_factor, current, copy_current, duplicate_of in pairs:
         assert (original, factor, current) == (copy, copy_factor, copy_current), benchmark
         assert duplicate_of == "/".join(SYSTEM)  # flagged as the same runs, scored alike
@@ -103,7 +103,10 @@ def test_a_benchmark_no_ruleset_knows_or_retired_is_unscored_with_that_reason(bu
     # v4.1's gpt3 is in no rule folder of 5.1.0-rc4's newest ruleset: retired there
     assert reasons["gpt3"].startswith("rules: no rules for benchmark 'gpt3' in training_5.1.0 of 5.1.0-rc4 (retired: "
                                       "last in training_4.1.0)")
-    assert not any(r.startswith("too many runs dropped") for r in reasons.values()), reasons
+    # every benchmark the newest rules have no file for says so; a known one whose runs fail says that
+    for benchmark in ("gnn", "ssd", "stable_diffusion"):
+        assert reasons[benchmark].startswith(f"rules: no rules for benchmark '{benchmark}' in training_5.1.0"), reasons
+    assert reasons["bert"] == "too many runs dropped (10 > 1)"  # training_5.1.0 has bert: its runs fail its checks
     # the unknown benchmark's runs are still measured in the units their keys name (samples_count)
     runs = con.execute("select count(*), count(samples_to_converge), any_value(throughput_unit), "
                        "count(steady_state_throughput) from fct_training_run where benchmark = 'llama9_lora'").fetchone()
