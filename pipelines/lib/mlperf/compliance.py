@@ -1,12 +1,13 @@
-"""The official compliance rules, evaluated fast.
+"""The official compliance rules, evaluated fast, and never executed.
 
-Rule files (YAML, one folder per ruleset; see `rules.py` for where they come from) are read as data
-and evaluated with the semantics of the checker release that goes with them (`CheckerSemantics`):
+Rule files (YAML, one folder per ruleset; see `rules.py` for where they come from) are read as data;
+their snippets are checked and interpreted by `rule_language` (no `eval`, no `exec`), and evaluated
+with the semantics of the checker release that goes with them (`CheckerSemantics`):
 the same per-config state, the same overwriting of messages when a later config redefines a key,
 the same occurrence requirements, and the differences between releases (which lines run a key's
 checks, AT_LEAST(n), FIRST_CHECK, the 1.1 weights-initialization warnings). What makes the official
 checker slow is re-reading YAML and re-parsing the log for every file; here each config is loaded
-and its code compiled once per process, and a log is parsed once.
+and its snippets compiled (into closures) once per process, and a log is parsed once.
 """
 
 from __future__ import annotations
@@ -17,13 +18,24 @@ from dataclasses import dataclass, field
 import yaml
 
 from pipelines.lib.mlperf.mllog import LogLine
-from pipelines.lib.mlperf.rules import RuleSet
+from pipelines.lib.mlperf.rule_language import (
+    RuleLanguageError,
+    Scope,
+    allow_callable,
+    check_names,
+    compile_tree,
+    parse,
+)
+from pipelines.lib.mlperf.rules import RuleSet, RulesError
 
 _Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # BaseLoader: every scalar is a string, as upstream
 
 
 def _is_integer(value):
     return abs(round(value) - value) < 0.00001
+
+
+allow_callable(_is_integer)
 
 
 def _as_list(tests):
@@ -62,14 +74,33 @@ def load_config(ruleset: RuleSet, relative_path: str) -> _Config | None:
     return _COMPILED[key]
 
 
+def validate_ruleset(ruleset: RuleSet) -> None:
+    """Check every snippet of every rule file against the rule language now, so that a ruleset holding
+    anything else is refused whole before a single log is judged by it (RulesError naming the file and
+    the construct). Files that are not YAML stay as upstream has them: they fail when a log uses them."""
+    for name, _ in ruleset.files:
+        try:
+            load_config(ruleset, name)
+        except RuleLanguageError as exc:
+            raise RulesError(f"rules {ruleset.ref}: {exc}: the ruleset is not used") from None
+        except yaml.YAMLError:
+            _COMPILED.pop((ruleset.digest, name), None)
+
+
 def _compile_config(relative_path: str, text: str) -> _Config:
     records = yaml.load(text, Loader=_Loader) or []
+    trees = []
+
+    def snippet(code, mode):
+        tree = parse(code, mode, relative_path)
+        trees.append(tree)
+        return tree
 
     def ev(code):
-        return compile(code.strip(), f"{relative_path}", "eval")
+        return snippet(code, "eval")
 
     def ex(code):
-        return compile(code.strip(), f"{relative_path}", "exec") if code is not None else None
+        return snippet(code, "exec") if code is not None else None
 
     begin, end_pre, end_checks, keys = None, None, [], {}
     for record in records:
@@ -92,7 +123,18 @@ def _compile_config(relative_path: str, text: str) -> _Config:
                 rule.at_least_one_source = body["ATLEAST_ONE_CHECK"]
                 rule.at_least_one_check = ev(body["ATLEAST_ONE_CHECK"])
             keys[rule.name] = rule
-    return _Config(begin, keys, end_pre, end_checks)
+    check_names(trees, relative_path)
+    compiled = {id(tree): compile_tree(tree) for tree in trees}
+
+    def run(tree):
+        return None if tree is None else compiled[id(tree)]
+
+    for rule in keys.values():
+        rule.pre, rule.post = run(rule.pre), run(rule.post)
+        rule.checks = [(t, run(c)) for t, c in rule.checks]
+        rule.first_checks = [(t, run(c)) for t, c in rule.first_checks]
+        rule.at_least_one_check = run(rule.at_least_one_check)
+    return _Config(run(begin), keys, run(end_pre), [(t, run(c)) for t, c in end_checks])
 
 
 @dataclass
@@ -124,10 +166,10 @@ class _Run:
             self.fixed.append(text)
 
     def check(self, line: LogLine, tests, state):
-        local = {"ll": line, "v": line.value}
+        scope = Scope(state, {"ll": line, "v": line.value})
         for source, code in tests:
             try:
-                if not eval(code, state, local):
+                if not code(scope):
                     self.message(f"CHECK for '{line.key}' failed in line {line.lineno}: {source.strip()}", line.key)
             except Exception:
                 self.message(f"Failed executing CHECK code for '{line.key}' in line {line.lineno}: {source.strip()}", line.key)
@@ -136,7 +178,7 @@ class _Run:
         if code is None:
             return
         try:
-            exec(code, state, {"ll": line, "v": line.value})
+            code(Scope(state, {"ll": line, "v": line.value}))
         except Exception:
             self.message(f"Failed executing {action} code for '{line.key}' in line {line.lineno}", line.key)
 
@@ -150,9 +192,9 @@ class _Run:
         state = {"enqueue_config": self.queue.append, "s": {}, "is_integer": _is_integer, "math": math}
         if config.begin is not None:
             if self.semantics.begin_sees_loglines:
-                exec(config.begin, state, {"loglines": lines})
+                config.begin(Scope(state, {"loglines": lines}))
             else:  # releases before 3.1 ran BEGIN with the config state only
-                exec(config.begin, state)
+                config.begin(Scope(state, None))
         rules = config.keys
         reported: dict[str, list] = {k: [] for k in rules}
         for key in rules:  # a later config's rules replace earlier messages for the same key
@@ -172,23 +214,24 @@ class _Run:
                 continue  # upstream treats a value it cannot index as an unknown key
             if line.key not in submission_seen:  # stays empty before 2.1: every line runs the checks
                 # self.execute and self.check, inlined: this loop runs for most lines of every log
+                # PRE, the CHECKs and POST each get their own local names, as upstream's exec/eval calls do
                 if rule.pre is not None:
                     try:
-                        exec(rule.pre, state, {"ll": line, "v": line.value})
+                        rule.pre(Scope(state, {"ll": line, "v": line.value}))
                     except Exception:
                         message(f"Failed executing PRE code for '{line.key}' in line {line.lineno}", line.key)
                 if rule.checks:
-                    local = {"ll": line, "v": line.value}
+                    scope = Scope(state, {"ll": line, "v": line.value})
                     for source, code in rule.checks:
                         try:
-                            if not eval(code, state, local):
+                            if not code(scope):
                                 message(f"CHECK for '{line.key}' failed in line {line.lineno}: {source.strip()}", line.key)
                         except Exception:
                             message(f"Failed executing CHECK code for '{line.key}' in line {line.lineno}: {source.strip()}",
                                     line.key)
                 if rule.post is not None:
                     try:
-                        exec(rule.post, state, {"ll": line, "v": line.value})
+                        rule.post(Scope(state, {"ll": line, "v": line.value}))
                     except Exception:
                         message(f"Failed executing POST code for '{line.key}' in line {line.lineno}", line.key)
             if rule.first_checks and self.semantics.first_check and line.key not in first_seen:
@@ -197,7 +240,7 @@ class _Run:
             if rule.at_least_one_check is not None:
                 at_least_one.setdefault(line.key, 0)
                 try:
-                    passed = eval(rule.at_least_one_check, state, {"ll": line, "v": line.value})
+                    passed = rule.at_least_one_check(Scope(state, {"ll": line, "v": line.value}))
                 except Exception:  # upstream crashes here; a failed check is the useful answer
                     passed = False
                 at_least_one[line.key] += bool(passed)
@@ -233,10 +276,10 @@ class _Run:
                 self.message("Required AT_LEAST_ONE occurrence of " + " or ".join(f"'{k}'" for k in alts))
 
         if config.end_pre is not None:
-            exec(config.end_pre, state)
+            config.end_pre(Scope(state, None))
         for source, code in config.end_checks:
             try:
-                if not eval(code, state):
+                if not code(Scope(state, None)):
                     if self.semantics.weights_init_warnings and _is_weights_init_test(source):
                         continue  # 1.1: a warning, not a failure
                     self.message(f"failed test: {source.strip()}")

@@ -22,6 +22,7 @@ from pipelines.lib.io.http import (
 from pipelines.lib.io.limits import SETTINGS, limit, share
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.io.paths import ensure_inside, published_db, raw_dir, staging_dir
+from pipelines.lib.mlperf.compliance import validate_ruleset
 from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundRejected, RoundRules
 from pipelines.lib.mlperf.rounds import archive_url
 from pipelines.lib.mlperf.rules import (
@@ -94,7 +95,10 @@ def round_rules(round_version: str, base: Path) -> RoundRules:
     path = rules_archive_path(ref.ref, base)
     if not path.exists():
         raise FileNotFoundError(f"the rules archive of {round_version} (ref {ref.ref}) has not been fetched")
-    return RoundRules(ruleset_from_archive(path, ref.ref, round_version), package_ruleset(round_version))
+    published, current = ruleset_from_archive(path, ref.ref, round_version), package_ruleset(round_version)
+    for ruleset in (published, current):  # every snippet in the rule language, or the round is not scored
+        validate_ruleset(ruleset)
+    return RoundRules(published, current)
 
 
 def fetch_round(round_version: str, url_template: str, base: Path, policy: RetryPolicy) -> FetchResult:
