@@ -34,6 +34,9 @@ def register(subparsers) -> None:
     p.add_argument("--rules-url-template", metavar="URL",
                    help="where the rules are: a URL with {ref} for the mlcommons/logging archive each round was "
                         "scored with (default: MLPERF_RULES_URL_TEMPLATE, else GitHub's archive of the ref)")
+    p.add_argument("--trust-rules-ref", action="append", default=[], metavar="REF",
+                   help="use the rules archive of this mlcommons/logging ref although its content is not the digest "
+                        "rules_refs.csv pins (a ref the table lacks, a mirror that changed it); repeatable")
     p.add_argument("--accept-shrink", action="store_true",
                    help="publish rounds whose results that count shrank sharply against the published build "
                         "(or MLPERF_ACCEPT_SHRINK=1)")
@@ -60,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     results_template = results_url_template(args.results_url_template)
     rules_template = rules_url_template(args.rules_url_template)
     request = preflight.request_key(rounds, results_template, rules_template, prices=not args.no_prices)
+    request["trusted_rules_refs"] = sorted(set(args.trust_rules_ref))
     if not (args.full or args.accept_shrink) and _nothing_changed(base, request):
         print(f"nothing changed since the last complete refresh: every source unchanged upstream, "
               f"no Dagster run started (--full runs every job anyway)\n  {base / 'mlperf.duckdb'}")
@@ -78,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         with Progress(len(rounds), base / "raw") as progress:
             summary = refresh(rounds, url_template=results_template, rules_template=rules_template,
                               accept_shrink=args.accept_shrink, prices=not args.no_prices,
+                              trusted_rules_refs=tuple(sorted(set(args.trust_rules_ref))),
                               progress=lambda msg: progress.message(redact(msg)))
     finally:
         shutdown_pool()  # the rounds' scoring processes end with the refresh, not at interpreter exit

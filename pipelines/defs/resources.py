@@ -36,6 +36,8 @@ class MlperfResultsSource(Downloads):
     max_shrink: float = DEFAULT_MAX_SHRINK
     accept_shrink: bool = False
     max_archive_bytes: int | None = None
+    # refs of mlcommons/logging used although their content is not the digest rules_refs.csv pins
+    trusted_rules_refs: list[str] = []
 
     def policy(self):
         from pipelines.lib.io.limits import limit
@@ -57,11 +59,15 @@ class WarehouseLocation(dg.ConfigurableResource):
 
 
 def results_source_from_env(*, url_template: str | None = None, rules_template: str | None = None,
-                            accept_shrink: bool | None = None, **overrides) -> MlperfResultsSource:
-    """MlperfResultsSource from MLPERF_RESULTS_URL_TEMPLATE, MLPERF_RULES_URL_TEMPLATE, MLPERF_MAX_SHRINK and
-    MLPERF_ACCEPT_SHRINK; an argument that is not None wins (the CLI's flags)."""
+                            accept_shrink: bool | None = None, trusted_rules_refs: list[str] | None = None,
+                            **overrides) -> MlperfResultsSource:
+    """MlperfResultsSource from MLPERF_RESULTS_URL_TEMPLATE, MLPERF_RULES_URL_TEMPLATE, MLPERF_MAX_SHRINK,
+    MLPERF_ACCEPT_SHRINK and MLPERF_TRUST_RULES_REFS (comma-separated refs); the CLI's flags add to or win
+    over them."""
     if accept_shrink is None:
         accept_shrink = dg.EnvVar("MLPERF_ACCEPT_SHRINK").get_value("").strip().lower() in ("1", "true", "yes")
+    from_env = [r.strip() for r in dg.EnvVar("MLPERF_TRUST_RULES_REFS").get_value("").split(",") if r.strip()]
+    overrides["trusted_rules_refs"] = sorted(set(from_env) | set(trusted_rules_refs or ()))
     return MlperfResultsSource(url_template=results_url_template(url_template),
                                rules_url_template=rules_url_template(rules_template),
                                max_shrink=max_shrink_from_env(), accept_shrink=accept_shrink, **overrides)

@@ -199,8 +199,11 @@ def _serve(site, round_version, members, rules=None):
 
 
 def _refresh(server, rounds, **kw):
+    """A refresh that trusts the hand-made rules archives these tests serve (as `--trust-rules-ref` does)."""
+    trusted = tuple(ref.ref for ref in map(ref_for_round, rounds) if ref is not None)
     return refresh(rounds, url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                   rules_template=f"{server.url}/logging-{{ref}}.tar.gz", prices=False, backoff_seconds=0.01, **kw)
+                   rules_template=f"{server.url}/logging-{{ref}}.tar.gz", prices=False, backoff_seconds=0.01,
+                   trusted_rules_refs=trusted, **kw)
 
 
 def _db(warehouse):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import tarfile
@@ -92,6 +93,19 @@ def package_rules_archive(round_version: str) -> tuple[str, bytes] | None:
         return None
     checker = (Path(str(resources.files("mlperf_logging.compliance_checker"))) / "mlp_compliance.py").read_text()
     return ref.ref, make_rules_archive(dict(package_ruleset(round_version).files), checker)
+
+
+@functools.cache
+def package_rules_digest(ref: str) -> str:
+    """The content digest of a `package_rules_archive` (whatever its ref: it holds the package's rule
+    folders and checker), as `ruleset_from_archive` computes it."""
+    from importlib import resources
+    from pathlib import Path
+
+    from pipelines.lib.mlperf.rules import content_digest, package_ruleset
+
+    checker = (Path(str(resources.files("mlperf_logging.compliance_checker"))) / "mlp_compliance.py").read_text()
+    return content_digest(dict(package_ruleset("v5.1").files) | {"mlp_compliance.py": checker})
 
 
 def package_rules(round_version: str):

@@ -75,7 +75,8 @@ def mlperf_round_tables(
     context: dg.AssetExecutionContext, results_source: MlperfResultsSource, warehouse_location: WarehouseLocation
 ) -> dg.MaterializeResult:
     staged = stage_round(context.partition_key, warehouse_location.path(),
-                         max_shrink=results_source.max_shrink, accept_shrink=results_source.accept_shrink)
+                         max_shrink=results_source.max_shrink, accept_shrink=results_source.accept_shrink,
+                         trusted_rules_refs=frozenset(results_source.trusted_rules_refs))
     context.log.info(
         f"{context.partition_key}: {'unchanged, not re-parsed' if staged.skipped else 'parsed'}; "
         f"rows {staged.row_counts}, quarantined {staged.quarantine_count}"

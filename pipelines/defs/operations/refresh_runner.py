@@ -59,14 +59,15 @@ def run_job(name: str, instance: dg.DagsterInstance, resources: dict, partition_
 
 
 def job_resources(*, url_template: str | None = None, rules_template: str | None = None, accept_shrink: bool = False,
-                  backoff_seconds: float = 1.0, price_sources=None) -> dict:
+                  backoff_seconds: float = 1.0, price_sources=None, trusted_rules_refs: tuple[str, ...] = ()) -> dict:
     """The jobs' resources as the definitions build them, with the CLI's flags in place."""
     from pipelines.defs.prices.resources import price_sources_from_env
     from pipelines.defs.resources import WarehouseLocation, results_source_from_env
 
     return {
         "results_source": results_source_from_env(url_template=url_template, rules_template=rules_template,
-                                                  accept_shrink=accept_shrink or None, backoff_seconds=backoff_seconds),
+                                                  accept_shrink=accept_shrink or None, backoff_seconds=backoff_seconds,
+                                                  trusted_rules_refs=list(trusted_rules_refs)),
         "warehouse_location": WarehouseLocation(directory=str(warehouse_dir())),
         "price_sources": price_sources or price_sources_from_env(backoff_seconds=backoff_seconds),
     }
@@ -131,6 +132,7 @@ def _refresh_on(
     progress: Callable[[str], None] = lambda _: None,
     backoff_seconds: float = 1.0,
     price_sources=None,
+    trusted_rules_refs: tuple[str, ...] = (),
 ) -> RefreshSummary:
     from pipelines.defs.mlperf.partitions import mlperf_rounds
     from pipelines.defs.warehouse.models import warehouse_models
@@ -139,7 +141,8 @@ def _refresh_on(
         mlperf_rounds.name, [r for r in rounds if not instance.has_dynamic_partition(mlperf_rounds.name, r)]
     )
     resources = job_resources(url_template=url_template, rules_template=rules_template, accept_shrink=accept_shrink,
-                              backoff_seconds=backoff_seconds, price_sources=price_sources)
+                              backoff_seconds=backoff_seconds, price_sources=price_sources,
+                              trusted_rules_refs=trusted_rules_refs)
     summary = RefreshSummary()
     for index, round_version in enumerate(rounds, 1):
         progress(f"[{index}/{len(rounds)}] {round_version}: fetching and parsing ...")

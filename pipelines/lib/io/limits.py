@@ -27,6 +27,12 @@ SETTINGS: dict[str, tuple[str, float, str]] = {
                          "bytes of a result log's configuration lines before run_start (read for its precision)"),
     "max_rule_file_bytes": ("MLPERF_MAX_RULE_FILE_BYTES", 1 * MiB, "bytes of one rule file of a rules archive"),
     "max_rule_files_bytes": ("MLPERF_MAX_RULE_FILES_BYTES", 32 * MiB, "bytes of all rule files of a rules archive"),
+    "max_rules_download_bytes": ("MLPERF_MAX_RULES_DOWNLOAD_BYTES", 16 * MiB,
+                                 "bytes of one rules archive download (real ones: under 200 KB)"),
+    "max_rules_archive_total_bytes": ("MLPERF_MAX_RULES_ARCHIVE_TOTAL_BYTES", 64 * MiB,
+                                      "decompressed bytes of a whole rules archive, every member counted"),
+    "scoring_deadline_seconds": ("MLPERF_SCORING_DEADLINE_SECONDS", 1800,
+                                 "wall time to parse and score one round (its worker processes are ended)"),
     # A share, not a size: read with `share`.
     "max_shrink": ("MLPERF_MAX_SHRINK", 0.25,
                    "share of a round's counted results that may vanish against the published build"),

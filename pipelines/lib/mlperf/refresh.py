@@ -27,6 +27,7 @@ from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundRejected, Round
 from pipelines.lib.mlperf.rounds import archive_url
 from pipelines.lib.mlperf.rules import (
     RulesRef,
+    check_pinned,
     package_ruleset,
     ref_for_round,
     rules_url,
@@ -84,11 +85,15 @@ def fetch_rules(round_version: str, url_template: str, base: Path, policy: Retry
         return None, None
     dest = rules_archive_path(ref.ref, base)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    # a rules archive has its own, much smaller, limit than a results archive
+    policy = replace(policy, max_bytes=min(policy.max_bytes or limit("max_rules_download_bytes"),
+                                           limit("max_rules_download_bytes")))
     return ref, fetch_to_file(rules_url(url_template, ref.ref), dest, policy=policy)
 
 
-def round_rules(round_version: str, base: Path) -> RoundRules:
-    """The round's rules as published (from its fetched rules archive) and today's (the package)."""
+def round_rules(round_version: str, base: Path, trusted_refs: frozenset[str] = frozenset()) -> RoundRules:
+    """The round's rules as published (from its fetched rules archive, whose content must be the one
+    rules_refs.csv pins unless its ref is in `trusted_refs`) and today's (the package)."""
     ref = ref_for_round(round_version)
     if ref is None:
         return RoundRules(None, None)
@@ -96,6 +101,7 @@ def round_rules(round_version: str, base: Path) -> RoundRules:
     if not path.exists():
         raise FileNotFoundError(f"the rules archive of {round_version} (ref {ref.ref}) has not been fetched")
     published, current = ruleset_from_archive(path, ref.ref, round_version), package_ruleset(round_version)
+    check_pinned(published, trusted_refs)
     for ruleset in (published, current):  # every snippet in the rule language, or the round is not scored
         validate_ruleset(ruleset)
     return RoundRules(published, current)
@@ -173,7 +179,7 @@ def _guard(round_version: str, frames: dict[str, pl.DataFrame], base: Path, max_
 
 
 def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_MAX_SHRINK,
-                accept_shrink: bool = False) -> StageResult:
+                accept_shrink: bool = False, trusted_rules_refs: frozenset[str] = frozenset()) -> StageResult:
     """Parse the round's archive into staged Parquet, unless the same archive was staged by this code.
     Refuses (RoundRejected, nothing written) an archive with no result logs or one whose results
     that count shrink by more than `max_shrink` against the published build."""
@@ -191,7 +197,7 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
         if staged and previous.get("archive_sha256") == sha and previous.get("parser_version") == version:
             return StageResult(True, previous["row_counts"], previous["quarantine_count"], 0.0, sha)
     started = time.perf_counter()
-    frames = round_frames(archive, round_version, round_rules(round_version, base))
+    frames = round_frames(archive, round_version, round_rules(round_version, base, trusted_rules_refs))
     _guard(round_version, frames, base, max_shrink, accept_shrink)
     for table in TABLES:
         write_staged(table, round_version, frames[table], base)

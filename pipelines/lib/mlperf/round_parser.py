@@ -9,15 +9,18 @@ import multiprocessing
 import os
 import pickle
 import re
+import time
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
 
 from pipelines.lib.io.jsonsafe import loads_bounded
 from pipelines.lib.io.numbers import number_or_none
-from pipelines.lib.mlperf import compliance
+from pipelines.lib.io.limits import limit
+from pipelines.lib.mlperf import compliance, rule_language
 from pipelines.lib.mlperf.archive import (
     RESULT_LAYOUTS,
     ROUND_FOLDER,
@@ -283,14 +286,18 @@ def _add_run(tables: RoundTables, round_version: str, path: str, row: dict, even
                     row["first_parse_error"])
 
 
-def _score_batch(batch: list[tuple[str, bytes]], round_version: str, rules: RoundRules) -> list[tuple]:
+def _score_batch(batch: list[tuple[str, bytes]], round_version: str, rules: RoundRules,
+                 deadline: float | None = None) -> list[tuple]:
     # A log is parsed into ~10^5 small objects with no reference cycles, freed as soon as the log is
     # scored: the cycle collector would only walk them again and again. It runs once per batch.
     collecting = gc.isenabled()
     gc.disable()
+    rule_language.set_deadline(deadline)
     try:
         out = []
         for path, data in batch:
+            if deadline is not None and time.time() > deadline:
+                raise ScoringDeadline(round_version)
             events = {c: [] for c in EVENT_COLUMNS}
             row = score_run(data, round_version, rules, events, path)
             # the file as published (hashed while the archive was read), to spot it again
@@ -309,11 +316,21 @@ def _score_batch(batch: list[tuple[str, bytes]], round_version: str, rules: Roun
 _WORKER_ROUND: tuple[str, tuple[str, RoundRules]] | None = None
 
 
-def _score_worker_batch(batch: list[tuple[str, bytes]], round_key: str, round_blob: bytes) -> list[tuple]:
+def _score_worker_batch(batch: list[tuple[str, bytes]], round_key: str, round_blob: bytes,
+                        deadline: float | None = None) -> list[tuple]:
     global _WORKER_ROUND
     if _WORKER_ROUND is None or _WORKER_ROUND[0] != round_key:
         _WORKER_ROUND = (round_key, pickle.loads(round_blob))
-    return _score_batch(batch, *_WORKER_ROUND[1])
+    return _score_batch(batch, *_WORKER_ROUND[1], deadline=deadline)
+
+
+class ScoringDeadline(RoundRejected):
+    """Parsing and scoring a round took longer than MLPERF_SCORING_DEADLINE_SECONDS."""
+
+    def __init__(self, round_version: str):
+        super().__init__(f"{round_version}: parsing and scoring did not finish within {limit('scoring_deadline_seconds'):,} s "
+                         "(MLPERF_SCORING_DEADLINE_SECONDS): its worker processes were ended; the round keeps its "
+                         "previous data")
 
 
 # One pool per refresh process, started by the first round that needs it and kept for the next ones
@@ -342,6 +359,17 @@ def _shared_pool(workers: int) -> ProcessPoolExecutor:
 def default_workers() -> int:
     """Scoring processes: MLPERF_PARSE_WORKERS, else one per core, capped at 4."""
     return int(os.environ.get("MLPERF_PARSE_WORKERS") or min(os.cpu_count() or 1, 4))
+
+
+def end_pool() -> None:
+    """Kill this process's scoring workers now (a deadline passed): shutting down would wait for them."""
+    global _POOL
+    if _POOL is not None and _POOL[0] == os.getpid():
+        pool = _POOL[2]
+        for process in list(getattr(pool, "_processes", {}).values()):  # the stdlib keeps no public handle
+            process.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+    _POOL = None
 
 
 def shutdown_pool() -> None:
@@ -394,6 +422,8 @@ class ResultScorer:
 
     def __init__(self, round_version: str, rules: RoundRules, workers: int | None, small: bool = False):
         self.args = (round_version, rules)
+        self.round_version = round_version
+        self.deadline = time.time() + limit("scoring_deadline_seconds")
         if workers is None:
             workers = default_workers()
         self.pool = None
@@ -433,17 +463,36 @@ class ResultScorer:
             return
         batch, self.batch, self.batch_bytes = self.batch, [], 0
         if self.pool is None:
-            self.done.extend(_score_batch(batch, *self.args))
+            try:
+                self.done.extend(_score_batch(batch, *self.args, deadline=self.deadline))
+            except rule_language.RuleLimitExceeded as exc:
+                raise self._over(exc) from None
             return
-        self.pending.append((self.pool.submit(_score_worker_batch, batch, self.round_key, self.round_blob),
-                             sum(len(d) for _, d in batch)))
+        self.pending.append((self.pool.submit(_score_worker_batch, batch, self.round_key, self.round_blob,
+                                              self.deadline), sum(len(d) for _, d in batch)))
         while len(self.pending) > self.IN_FLIGHT or sum(n for _, n in self.pending) > self.IN_FLIGHT_BYTES:
-            self.done.extend(self.pending.popleft()[0].result())
+            self.done.extend(self._wait(self.pending.popleft()[0]))
+
+    def _wait(self, future) -> list[tuple]:
+        """A batch's rows; past the round's deadline the workers are ended and the round refused."""
+        try:
+            return future.result(timeout=max(0.0, self.deadline - time.time()))
+        except FuturesTimeout:
+            end_pool()
+            raise ScoringDeadline(self.round_version) from None
+        except rule_language.RuleLimitExceeded as exc:
+            raise self._over(exc) from None
+
+    def _over(self, exc: BaseException) -> RoundRejected:
+        if isinstance(exc, rule_language.RuleDeadline):
+            return ScoringDeadline(self.round_version)
+        return RoundRejected(f"{self.round_version}: a rule of the round's rules went past its budget ({exc}); "
+                             "the round keeps its previous data")
 
     def results(self) -> list[tuple]:
         self._flush()
         while self.pending:
-            self.done.extend(self.pending.popleft()[0].result())
+            self.done.extend(self._wait(self.pending.popleft()[0]))
         return self.done
 
 

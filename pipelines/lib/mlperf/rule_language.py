@@ -26,6 +26,7 @@ import ast
 import math
 import operator
 import string
+import time
 from dataclasses import replace as _dataclass_replace
 from typing import Any, Callable
 
@@ -43,6 +44,18 @@ class RuleLanguageError(ValueError):
 class RuleLimitExceeded(BaseException):
     """A rule went past a budget while running (a loop, or a value too large). A BaseException on
     purpose: the checker catches `Exception` from rules, and must not take this for a failed check."""
+
+
+class RuleDeadline(RuleLimitExceeded):
+    """The round's scoring deadline passed while a rule was running."""
+
+
+_DEADLINE: list[float | None] = [None]  # wall-clock time (time.time()) past which rules stop, per process
+
+
+def set_deadline(deadline: float | None) -> None:
+    """Rules evaluated in this process stop (RuleDeadline) once `deadline` (time.time()) has passed."""
+    _DEADLINE[0] = deadline
 
 
 ALLOWED_NODES = frozenset({
@@ -318,6 +331,8 @@ def _stmt(node: ast.stmt) -> Evaluator:
                 scope.iterations += 1
                 if scope.iterations > MAX_LOOP_ITERATIONS:
                     raise RuleLimitExceeded(f"a rule looped more than {MAX_LOOP_ITERATIONS:,} times")
+                if not scope.iterations & 0xFFF and _DEADLINE[0] is not None and time.time() > _DEADLINE[0]:
+                    raise RuleDeadline("the scoring deadline passed while a rule was running")
                 store(scope, item)
                 body(scope)
         return for_

@@ -47,13 +47,50 @@ class RulesRef:
     ref_date: str
     why: str
     listed: bool  # False: the round is not in the table and the newest ref stands in
+    sha256: str = ""  # the pinned content digest of the ref's rule files (`content_digest`); "" unknown
 
 
 @lru_cache(maxsize=1)
 def _table() -> dict[str, RulesRef]:
     with open(RULES_REFS_CSV, newline="") as fh:
-        return {row["round"]: RulesRef(row["round"], row["ref"], row["ref_date"], row["why"], True)
+        return {row["round"]: RulesRef(row["round"], row["ref"], row["ref_date"], row["why"], True,
+                                       row.get("sha256") or "")
                 for row in csv.DictReader(fh)}
+
+
+def pinned_digest(ref: str) -> str:
+    """The content digest rules_refs.csv pins for a ref ("" when the table does not know the ref)."""
+    return next((r.sha256 for r in _table().values() if r.ref == ref and r.sha256), "")
+
+
+def accepted_digests(ref: str) -> frozenset[str]:
+    """The contents a ref's rules archive may have: the pinned one."""
+    pinned = pinned_digest(ref)
+    return frozenset({pinned} if pinned else ())
+
+
+def content_digest(files: dict[str, str]) -> str:
+    """sha256 of a rules archive's content as read (every rule file and the checker code, by path),
+    not of its bytes: GitHub may compress the same tree differently."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + files[name].encode() + b"\0")
+    return digest.hexdigest()
+
+
+def check_pinned(ruleset: RuleSet, trusted: frozenset[str] = frozenset()) -> None:
+    """Refuse rules whose content is not what rules_refs.csv pins for their ref (a moved tag, a mirror, a
+    typo in the URL template), unless the user trusts that ref explicitly (`--trust-rules-ref REF`)."""
+    if ruleset.ref in trusted:
+        return
+    accepted = accepted_digests(ruleset.ref)
+    if not accepted:
+        raise RulesError(f"rules {ruleset.ref}: no pinned digest (content {ruleset.content_sha256[:16]}): refused; "
+                         f"--trust-rules-ref {ruleset.ref} uses it")
+    if ruleset.content_sha256 not in accepted:
+        pinned = pinned_digest(ruleset.ref)
+        raise RulesError(f"rules {ruleset.ref}: content {ruleset.content_sha256[:16]} is not the pinned "
+                         f"{pinned[:16]}: refused; --trust-rules-ref {ruleset.ref} uses it")
 
 
 def ref_for_round(round_version: str) -> RulesRef | None:
@@ -122,6 +159,7 @@ class RuleSet:
     folder: str  # e.g. "training_4.1.0" or "0.6.0"
     files: tuple[tuple[str, str], ...]
     semantics: CheckerSemantics
+    content_sha256: str = ""  # content_digest of everything read from the rules archive
 
     @property
     def entry(self) -> str:
@@ -165,19 +203,26 @@ def _ruleset(ref: str, round_version: str, yaml_files: dict[str, str], checker_s
         raise RulesError(f"rules ref {ref} has no ruleset for {round_version} (folders: {', '.join(sorted(folders))})")
     # hpc_* and *_warn folders are never enqueued by training rules
     files = tuple(sorted((n, t) for n, t in yaml_files.items() if _FOLDER.match(n.split("/", 1)[0])))
-    return RuleSet(ref, folder, files, CheckerSemantics.from_checker_source(checker_source))
+    digest = content_digest(yaml_files | {"mlp_compliance.py": checker_source})
+    return RuleSet(ref, folder, files, CheckerSemantics.from_checker_source(checker_source), digest)
 
 
 def ruleset_from_archive(path: Path, ref: str, round_version: str) -> RuleSet:
     """Read a `mlcommons/logging` archive (any top folder) as a stream: only the checker's YAML and
-    `mlp_compliance.py`, regular files of bounded size; nothing is extracted to disk."""
+    `mlp_compliance.py`, regular files of bounded size; nothing is extracted to disk. The whole stream is
+    bounded too (every member's size counts: skipping one still inflates it)."""
     yaml_files: dict[str, str] = {}
     checker_source = None
-    total = 0
+    total = streamed = 0
     max_file, max_total = limit("max_rule_file_bytes"), limit("max_rule_files_bytes")
+    max_stream = limit("max_rules_archive_total_bytes")
     try:
         with tarfile.open(path, mode="r|gz") as tar:
             for info in tar:
+                streamed += max(info.size, 0) + 512
+                if streamed > max_stream:
+                    raise RulesError(f"rules archive {path.name} inflates past {max_stream:,} bytes at {info.name!r} "
+                                     "(MLPERF_MAX_RULES_ARCHIVE_TOTAL_BYTES): not a rules archive; refused")
                 parts = PurePosixPath(info.name).parts
                 rel = "/".join(parts[1:])
                 if not info.isfile() or ".." in parts or not rel.startswith(CHECKER_DIR):

@@ -186,9 +186,16 @@ def _verified_builds(base: Path) -> dict[str, list[int]]:
     return found
 
 
-# Raw tables staged one file per round (`<round>.parquet`), and the column naming the round.
-ROUND_COLUMNS = {"mlperf_events": "round", "mlperf_runs": "round", "mlperf_systems": "round",
-                 "mlperf_scaling": "round", "quarantine": "partition"}
+# Raw tables staged one file per round (`<prefix><round>.parquet`): the column naming the round, the prefix.
+ROUND_COLUMNS = {"mlperf_events": ("round", ""), "mlperf_runs": ("round", ""), "mlperf_systems": ("round", ""),
+                 "mlperf_scaling": ("round", ""), "quarantine": ("partition", "mlperf-")}
+
+
+def _round_of_file(table: str, path: Path) -> str | None:
+    column_prefix = ROUND_COLUMNS.get(table)
+    if column_prefix is None or not path.stem.startswith(column_prefix[1]):
+        return None
+    return path.stem[len(column_prefix[1]):]
 
 
 def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None, excluded: frozenset[str] = frozenset(),
@@ -196,7 +203,7 @@ def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None, excluded: froze
     """Every staged table as `raw_<table>`. The staged files of `excluded` rounds are left out; the
     rows of the `from_previous` rounds come from the published build `previous` instead."""
     for table in sorted(RAW_TABLES):
-        files = [str(p) for p in staged_files(table, base) if not (table in ROUND_COLUMNS and p.stem in excluded)]
+        files = [str(p) for p in staged_files(table, base) if _round_of_file(table, p) not in excluded]
         name = f"raw_{table}"
         if files:
             con.execute(f"create table {name} as select * from read_parquet($files, union_by_name = true)", {"files": files})
@@ -215,7 +222,7 @@ def _copy_previous_rounds(con: duckdb.DuckDBPyConnection, previous: Path, rounds
     try:
         tables = {t for (t,) in con.execute(
             "select table_name from information_schema.tables where table_catalog = 'previous_build'").fetchall()}
-        for table, column in ROUND_COLUMNS.items():
+        for table, (column, _prefix) in ROUND_COLUMNS.items():
             name = f"raw_{table}"
             if name not in tables:
                 continue
