@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     from pipelines.commands import check_benchmark, check_round, parse_round
     from pipelines.lib.io.paths import published_db
-    from pipelines.lib.report.round_report import build_report, default_benchmark
+    from pipelines.lib.report.round_report import default_benchmark, write_report
     from pipelines.lib.warehouse.query import connect_readonly
 
     base = warehouse_base(args)
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
                                  "(see `mlperf-warehouse query \"select * from fct_training_result\"`)")
         if accelerators:
             check_accelerators(con, round_version, benchmark, accelerators)
-        report = build_report(con, round_version, benchmark, Path(args.out), accelerators)
+        report = write_report(con, round_version, benchmark, Path(args.out), accelerators)
     print(f"report: {report.html}")
     for name, path in report.pngs.items():
         print(f"chart:  {path}")

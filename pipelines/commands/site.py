@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pipelines.lib.io.paths import published_db
-    from pipelines.lib.report.site import build_site
+    from pipelines.lib.report.site import write_site
     from pipelines.lib.warehouse.query import connect_readonly
 
     base = warehouse_base(args)
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     rounds = parse_rounds(args.rounds or "") or None
     with connect_readonly(published_db(base)) as con:
-        site = build_site(con, Path(args.out), rounds, reports=not args.no_reports)
+        site = write_site(con, Path(args.out), rounds, reports=not args.no_reports)
     for note in site.notes:
         print(f"note:   {note}")
     print(f"site:   {site.index} ({len(site.rounds)} rounds, {len(site.reports)} reports, "

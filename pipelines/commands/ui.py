@@ -1,5 +1,6 @@
-"""`mlperf-warehouse ui`: the Dagster UI (`dg dev`) on this warehouse's Dagster instance, so it shows
-the runs, materializations, round partitions and check results of the CLI's refreshes."""
+"""`mlperf-warehouse ui`: the Dagster UI on this warehouse's Dagster instance, so it shows the runs,
+materializations, round partitions and check results of the CLI's refreshes; read-only by default and
+guarded against other sites (ui_guard.py)."""
 
 from __future__ import annotations
 
@@ -12,28 +13,34 @@ from pathlib import Path
 from pipelines.commands import add_warehouse_dir, export_warehouse_dir
 
 EXAMPLES = """examples:
-  mlperf-warehouse ui                          # http://127.0.0.1:3000
+  mlperf-warehouse ui                          # http://127.0.0.1:3000, read-only
   mlperf-warehouse ui --port 3333 --warehouse-dir /data/warehouse
+  mlperf-warehouse ui --allow-launch           # launch runs from the UI too
   DAGSTER_HOME=/srv/dagster mlperf-warehouse ui   # another instance (refresh uses it too)"""
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "ui", help="start the Dagster UI (dg dev) on this warehouse's runs, assets and checks",
-        description="Start `dg dev` (the Dagster webserver and daemon) with DAGSTER_HOME set to the instance "
-        "`refresh` records its runs in: DAGSTER_HOME when set, else <warehouse>/dagster. The UI then shows the "
-        "CLI's runs, materializations, round partitions and check results; the schedules and sensors that are turned on run while it "
-        "is up. Ctrl-C stops it.",
+        "ui", help="start the Dagster UI on this warehouse's runs, assets and checks (read-only by default)",
+        description="Start the Dagster UI (its webserver, and the daemon that runs the schedules and sensors) on "
+        "the instance `refresh` records its runs in: DAGSTER_HOME when set, else <warehouse>/dagster. The UI is "
+        "read-only unless --allow-launch: it shows the CLI's runs, materializations, round partitions and check "
+        "results but launches nothing. In either mode it answers only requests naming its own address and "
+        "coming from its own pages (no foreign Host or Origin, no GraphQL mutation over GET). Ctrl-C stops it.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default: 127.0.0.1; any other address is reachable from the network: "
+                        "a warning says so)")
     p.add_argument("--port", type=int, default=3000, help="port (default: 3000)")
+    p.add_argument("--allow-launch", action="store_true",
+                   help="let the UI launch runs and change schedules and sensors (read-only without it); run "
+                        "config still cannot change source URLs, the warehouse folder or limits")
     add_warehouse_dir(p)
     p.set_defaults(handler=run)
 
 
-# The installed package has no pyproject.toml for `dg dev`: `dagster dev` loads the definitions module
-# through this workspace file, under the same code location name as in the checkout (the name is part
-# of every schedule's and sensor's stored on/off state).
+# The UI loads the definitions module through this workspace file, under the code location name the
+# checkout's `dg` tooling uses too (the name is part of every schedule's and sensor's stored state).
 WORKSPACE_YAML = """\
 # Written by `mlperf-warehouse ui`: the definitions of the installed mlperf-warehouse package.
 load_from:
@@ -41,36 +48,39 @@ load_from:
       module_name: pipelines.definitions
       location_name: mlperf_warehouse
 """
-
-
-def command(host: str, port: int, home: Path) -> tuple[list[str], Path | None]:
-    """`dg dev` in the checkout (its pyproject.toml names the project), else `dagster dev` on the
-    definitions module of the installed package."""
-    import pipelines
-    from pipelines.lib.io.files import atomic_write_text
-
-    scripts = Path(sys.executable).parent
-    root = Path(pipelines.__file__).resolve().parent.parent
-    pyproject = root / "pyproject.toml"
-    if pyproject.exists() and "[tool.dg" in pyproject.read_text(encoding="utf-8"):
-        return [str(scripts / "dg"), "dev", "--host", host, "--port", str(port)], root
-    workspace = atomic_write_text(home / "workspace.yaml", WORKSPACE_YAML)
-    return [str(scripts / "dagster"), "dev", "-w", str(workspace), "-h", host, "-p", str(port)], None
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def run(args: argparse.Namespace) -> int:
     export_warehouse_dir(args)
     from pipelines.defs.operations.instance import prepare_home
+    from pipelines.lib.io.files import atomic_write_text
     from pipelines.lib.io.paths import warehouse_dir
 
     home = prepare_home()
-    # absolute: dg dev runs in the checkout, not in the current directory
-    env = os.environ | {"DAGSTER_HOME": str(home), "MLPERF_WAREHOUSE_DIR": str(warehouse_dir())}
-    argv, cwd = command(args.host, args.port, home)
-    print(f"Dagster UI at http://{args.host}:{args.port} on the instance in {home}; Ctrl-C stops it",
+    workspace = atomic_write_text(home / "workspace.yaml", WORKSPACE_YAML)
+    os.environ.update(DAGSTER_HOME=str(home), MLPERF_WAREHOUSE_DIR=str(warehouse_dir()))
+    if args.host not in LOOPBACK:
+        print(f"warning: --host {args.host} makes the UI reachable from other machines; it has no login",
+              file=sys.stderr)
+    if args.allow_launch:
+        print("warning: --allow-launch: the UI can launch runs and turn schedules and sensors on and off",
+              file=sys.stderr)
+    mode = "launching allowed" if args.allow_launch else "read-only"
+    print(f"Dagster UI at http://{args.host}:{args.port} ({mode}) on the instance in {home}; Ctrl-C stops it",
           file=sys.stderr)
-    process = subprocess.Popen(argv, cwd=cwd, env=env)
+    daemon = subprocess.Popen([str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", str(workspace)],
+                              env=os.environ.copy())
     try:
-        return process.wait()
-    except KeyboardInterrupt:  # the UI got the same Ctrl-C and shuts down on its own
-        return process.wait()
+        from pipelines.commands.ui_server import serve
+
+        serve(workspace, args.host, args.port, read_only=not args.allow_launch)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        daemon.terminate()
+        try:
+            daemon.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+    return 0

@@ -77,8 +77,18 @@ def warehouse_location_from_env() -> WarehouseLocation:
     return WarehouseLocation(directory=dg.EnvVar("MLPERF_WAREHOUSE_DIR").get_value("") or "")
 
 
+def locked(build, description: str) -> dg.ResourceDefinition:
+    """A resource run config cannot change: built from the environment (the operator's settings) when a run
+    starts, with an empty config schema, so a run launched from the UI with other source URLs, another
+    warehouse folder or other limits is refused before it starts. Secrets are `dg.EnvVar`s resolved then."""
+    return dg.ResourceDefinition(resource_fn=lambda _context: build().process_config_and_initialize(),
+                                 config_schema={}, description=description)
+
+
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(
-        resources={"results_source": results_source_from_env(), "warehouse_location": warehouse_location_from_env()}
-    )
+    return dg.Definitions(resources={
+        "results_source": locked(results_source_from_env, "Where round archives and rules archives come from "
+                                 "(MLPERF_RESULTS_URL_TEMPLATE, MLPERF_RULES_URL_TEMPLATE), with download limits."),
+        "warehouse_location": locked(warehouse_location_from_env, "The warehouse directory (MLPERF_WAREHOUSE_DIR)."),
+    })

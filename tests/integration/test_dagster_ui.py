@@ -17,47 +17,14 @@ from pathlib import Path
 import pytest
 
 from support.logs import serve_package_rules, write_ssd_archive
+from support.ui_process import CLI, graphql, running_ui
 
-CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-STARTUP_SECONDS = 240  # dg dev loads the definitions in a subprocess; slow on a busy machine
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _graphql(url: str, query: str) -> dict:
-    request = urllib.request.Request(f"{url}/graphql", data=json.dumps({"query": query}).encode(),
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        body = json.loads(response.read())
-    assert "errors" not in body, body
-    return body["data"]
-
-
-def _wait_for_location(url: str, process: subprocess.Popen, log: Path) -> None:
-    """Until the webserver answers and the code location has loaded (or the process died)."""
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"the UI exited: {log.read_text()[-3000:]}"
-        try:
-            data = _graphql(url, "{ workspaceOrError { ... on Workspace { locationEntries { name "
-                                 "locationOrLoadError { __typename } } } } }")
-            entries = data["workspaceOrError"]["locationEntries"]
-            if entries and all(e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "RepositoryLocation"
-                               for e in entries):
-                return
-            assert not any(e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "PythonError"
-                           for e in entries), entries
-        except OSError:
-            pass
-        time.sleep(2)
-    pytest.fail(f"the UI did not come up in {STARTUP_SECONDS}s: {log.read_text()[-3000:]}")
+_graphql = graphql
 
 
 @pytest.fixture(scope="module")
@@ -81,22 +48,8 @@ def ui(tmp_path_factory):
     home = warehouse / "dagster"
     assert (home / "dagster.yaml").exists() and list(home.rglob("*.db")), "the CLI ran on <warehouse>/dagster"
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tmp / "ui.log"
-    with log.open("w") as out:
-        process = subprocess.Popen(CLI + ["ui", "--port", str(port)], env=environment, stdout=out,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        _wait_for_location(url, process, log)
+    with running_ui(environment, tmp / "ui.log") as url:
         yield url, tmp
-    finally:
-        os.killpg(process.pid, signal.SIGINT)  # the process group this test started: dg dev and its children
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def test_graphql_lists_every_asset_and_the_cli_materializations(ui):

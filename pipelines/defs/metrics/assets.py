@@ -16,11 +16,7 @@ from pipelines.lib.warehouse.query import connect_readonly
     "Llama benchmark when the round has one, else its most-submitted benchmark: warehouse/reports/<round>/.",
 )
 def mlperf_report(context: dg.AssetExecutionContext, warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
-    from pipelines.lib.report.round_report import (
-        build_report,
-        default_benchmark,
-        latest_round,
-    )
+    from pipelines.lib.report.round_report import default_benchmark, latest_round, write_report
 
     base = warehouse_location.path()
     with connect_readonly(published_db(base)) as con:
@@ -30,7 +26,7 @@ def mlperf_report(context: dg.AssetExecutionContext, warehouse_location: Warehou
             context.log.info("no scored results in the warehouse: no report")
             return dg.MaterializeResult(metadata={"skipped": True})
         out_dir = ensure_inside(base / "reports" / round_version, base)
-        report = build_report(con, round_version, benchmark, out_dir)
+        report = write_report(con, round_version, benchmark, out_dir)
     for note in report.notes:
         context.log.info(note)
     return dg.MaterializeResult(

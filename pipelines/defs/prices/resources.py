@@ -1,3 +1,5 @@
+import os
+
 import dagster as dg
 
 from pipelines.defs.resources import Downloads
@@ -18,7 +20,7 @@ class PriceSources(Downloads):
     oci_url: str = DEFAULT_OCI_URL
     catalog_url: str = DEFAULT_CATALOG_URL
     catalog_clouds: list[str] = []  # SkyPilot catalog clouds to read; empty = every default cloud
-    gcp_api_key: str = ""
+    gcp_api_key: str = ""  # a dg.EnvVar where set (price_sources_from_env): its value never enters the definitions
     aws_regions: list[str] = ["us-east-1"]
     connect_timeout: float = 10.0
     read_timeout: float = 120.0
@@ -37,11 +39,16 @@ def price_sources_from_env(**overrides) -> PriceSources:
         gcp_url=dg.EnvVar("MLPERF_GCP_BILLING_URL").get_value(DEFAULT_GCP_URL) or DEFAULT_GCP_URL,
         oci_url=dg.EnvVar("MLPERF_OCI_PRICES_URL").get_value(DEFAULT_OCI_URL) or DEFAULT_OCI_URL,
         catalog_url=dg.EnvVar("MLPERF_PRICE_CATALOG_URL").get_value(DEFAULT_CATALOG_URL) or DEFAULT_CATALOG_URL,
-        gcp_api_key=dg.EnvVar("MLPERF_GCP_API_KEY").get_value("") or "",
+        # the variable, not its value: Dagster resolves it when the resource starts, and shows its name only
+        gcp_api_key=dg.EnvVar("MLPERF_GCP_API_KEY") if os.environ.get("MLPERF_GCP_API_KEY") else "",
     )
     return PriceSources(**(values | overrides))
 
 
 @dg.definitions
 def price_resources() -> dg.Definitions:
-    return dg.Definitions(resources={"price_sources": price_sources_from_env()})
+    from pipelines.defs.resources import locked
+
+    return dg.Definitions(resources={"price_sources": locked(
+        price_sources_from_env, "The cloud price lists' URLs (MLPERF_*_URL), the GCP key (MLPERF_GCP_API_KEY) and "
+        "download limits.")})

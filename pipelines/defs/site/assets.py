@@ -19,12 +19,12 @@ from pipelines.lib.warehouse.query import connect_readonly
     "with links to its files at MLCommons. Plain HTML, CSS and a small script: opens offline from the folder.",
 )
 def mlperf_site(context: dg.AssetExecutionContext, warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
-    from pipelines.lib.report.site import build_site
+    from pipelines.lib.report.site import write_site
 
     base = warehouse_location.path()
     out_dir = ensure_inside(base / "site", base)
     with connect_readonly(published_db(base)) as con:
-        site = build_site(con, out_dir)
+        site = write_site(con, out_dir)
     for note in site.notes:
         context.log.info(note)
     return dg.MaterializeResult(

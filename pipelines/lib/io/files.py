@@ -50,6 +50,36 @@ def atomic_write_text(target: Path, text: str) -> Path:
     return atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
+@contextlib.contextmanager
+def owned_directory(out: Path, marker: str, command: str,
+                    legacy: Callable[[Path], bool] | None = None) -> Iterator[Path]:
+    """A folder built beside `out` that then replaces it whole. Yields the new, empty folder; when the block
+    ends without error the `marker` file is written into it and it takes `out`'s place. `out` must be
+    missing, empty, or a folder this command wrote (it holds `marker`; `legacy(out)` may vouch for folders
+    written before markers): anything else is refused (ValueError) and left exactly as it is."""
+    out = Path(out).resolve()
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} is a file, not a folder: choose another --out")
+    if out.exists() and any(out.iterdir()) and not (out / marker).is_file() and not (legacy and legacy(out)):
+        raise ValueError(f"{out} is not empty and was not written by `mlperf-warehouse {command}` (no {marker} "
+                         "marker); refusing to replace it: choose another --out")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = out.with_name(f".{out.name}.{command}-{secrets.token_hex(4)}")
+    work.mkdir()
+    try:
+        yield work
+        (work / marker).write_text(f"written by mlperf-warehouse {command}; the next {command} into this folder "
+                                   "replaces it whole\n")
+        replace_directory(work, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def rebased(path: Path, work: Path, out: Path) -> Path:
+    """Where a file written into `owned_directory`'s `work` folder lives once the folder is in place."""
+    return Path(out).resolve() / Path(path).relative_to(work)
+
+
 def replace_directory(new: Path, out: Path) -> None:
     """Put the finished directory `new` in place of `out`. Readers of `out` see the whole previous
     directory or the whole new one; between the two renames `out` is briefly absent."""

@@ -23,6 +23,7 @@ from typing import Sequence
 
 import duckdb
 
+from pipelines.lib.io.files import owned_directory, rebased
 from pipelines.lib.warehouse.query import fetch_dicts
 
 
@@ -681,6 +682,20 @@ def render_html(report: Report, images: dict[str, bytes], data: dict, nav: Seque
         parts.append(f"<dt>{html.escape(term)}</dt><dd>{html.escape(text)}</dd>")
     parts.append("</dl></body></html>")
     return "\n".join(parts)
+
+
+REPORT_MARKER = ".mlperf-warehouse-report"  # in every report folder: only a folder holding it is ever replaced
+
+
+def write_report(con: duckdb.DuckDBPyConnection, round_version: str, benchmark: str, out: Path,
+                 accelerators: Sequence[str] | None = None) -> Report:
+    """`build_report` into a folder that then replaces `out` whole: `out` must be missing, empty or an
+    earlier report (its REPORT_MARKER). The Report's paths are those under `out`."""
+    with owned_directory(out, REPORT_MARKER, "report") as work:
+        report = build_report(con, round_version, benchmark, work, accelerators)
+    report.out_dir, report.html = Path(out).resolve(), rebased(report.html, work, out)
+    report.pngs = {name: rebased(path, work, out) for name, path in report.pngs.items()}
+    return report
 
 
 def build_report(

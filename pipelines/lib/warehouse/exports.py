@@ -8,14 +8,12 @@ catalog, never from user text pasted into SQL.
 from __future__ import annotations
 
 import json
-import secrets
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
 
-from pipelines.lib.io.files import replace_directory
+from pipelines.lib.io.files import owned_directory
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
 from pipelines.lib.warehouse.query import connect_readonly, quote_ident
 
@@ -50,15 +48,12 @@ def _check_out_dir(out: Path, base: Path) -> None:
     builds = builds_dir(base).resolve()
     if out == base or out == builds or builds in out.parents:
         raise ValueError(f"refusing to export into {out}: builds/ and the warehouse directory hold published builds")
-    # We replace the whole directory, so only ever replace an empty one or one this command wrote
-    # (its marker file; a manifest.json alone could be anybody's). Exports written before the
-    # marker existed are recognised only in the warehouse's own exports/ folder.
-    if not out.exists() or not any(out.iterdir()) or (out / EXPORT_MARKER).is_file():
-        return
-    legacy = (out / "manifest.json").is_file() and (base / "exports") in out.parents
-    if not legacy:
-        raise ValueError(f"{out} is not empty and was not written by `mlperf-warehouse export` "
-                         f"(no {EXPORT_MARKER} marker); refusing to replace it: choose another --out")
+
+
+def _legacy_export(base: Path):
+    """Exports written before the marker existed: recognised only in the warehouse's own exports/ folder
+    (a manifest.json alone could be anybody's)."""
+    return lambda out: (out / "manifest.json").is_file() and (base / "exports") in out.parents
 
 
 def _export_table(con, table: str, cols: list[dict], fmt: str, tmp: Path) -> tuple[str, list[str]]:
@@ -97,10 +92,7 @@ def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, bas
     base = (base or warehouse_dir()).resolve()
     out = Path(out).resolve()
     _check_out_dir(out, base)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.export-{secrets.token_hex(4)}")
-    tmp.mkdir()
-    try:
+    with owned_directory(out, EXPORT_MARKER, "export", _legacy_export(base)) as tmp:
         with connect_readonly(published_db(base)) as con:
             available = public_tables(con)
             wanted = tables or list(available)
@@ -117,9 +109,5 @@ def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, bas
                 manifest["tables"].append({"name": table, "kind": available[table], "rows": rows, "path": path,
                                            "partitioned_by": partitioned_by, "columns": cols})
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        (tmp / EXPORT_MARKER).write_text("written by mlperf-warehouse export; the next export replaces this directory\n")
-        replace_directory(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return manifest
 

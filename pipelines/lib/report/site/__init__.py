@@ -1,5 +1,5 @@
 """The static results site (see `builder`)."""
 
-from pipelines.lib.report.site.builder import Site, build_site, github_links, slug
+from pipelines.lib.report.site.builder import SITE_MARKER, Site, build_site, github_links, slug, write_site
 
-__all__ = ["Site", "build_site", "github_links", "slug"]
+__all__ = ["SITE_MARKER", "Site", "build_site", "github_links", "slug", "write_site"]

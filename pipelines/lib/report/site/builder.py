@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import resources
@@ -26,6 +25,7 @@ from urllib.parse import quote
 
 import duckdb
 
+from pipelines.lib.io.files import owned_directory, rebased
 from pipelines.lib.mlperf.rounds import ROUND_PATTERN, round_sort_key
 from pipelines.lib.report import round_report
 
@@ -286,14 +286,25 @@ def copy_assets(out_dir: Path) -> None:
         (target / name).write_bytes((static / name).read_bytes())
 
 
+SITE_MARKER = ".mlperf-warehouse-site"  # in every site folder: only a folder holding it is ever replaced
+
+
+def write_site(con: duckdb.DuckDBPyConnection, out: Path, rounds: Sequence[str] | None = None,
+               reports: bool = True) -> Site:
+    """Build the whole site beside `out` and put it in `out`'s place: `out` must be missing, empty or an
+    earlier site (its SITE_MARKER); nothing else there is touched. The Site's paths are those under `out`."""
+    with owned_directory(out, SITE_MARKER, "site") as work:
+        site = build_site(con, work, rounds, reports)
+    site.out_dir, site.index = Path(out).resolve(), rebased(site.index, work, out)
+    site.reports = {key: rebased(path, work, out) for key, path in site.reports.items()}
+    return site
+
+
 def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, rounds: Sequence[str] | None = None,
                reports: bool = True) -> Site:
-    """Write the whole site into `out_dir` (replacing what an earlier build wrote there)."""
+    """Write the whole site into the empty folder `out_dir` (write_site puts it in place)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for old in ("rounds", "assets"):
-        if (out_dir / old).is_dir():
-            shutil.rmtree(out_dir / old)
     copy_assets(out_dir)
     site = Site(out_dir, out_dir / "index.html")
     available = [r for (r,) in con.execute("select distinct round from fct_training_result").fetchall() if r]

@@ -1,0 +1,77 @@
+"""`mlperf-warehouse ui` as a real process for tests: started on a free loopback port, waited for until its
+code location has loaded, stopped (with its whole process group) afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
+STARTUP_SECONDS = 240  # the UI loads the definitions in a subprocess; slow on a busy machine
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def graphql(url: str, query: str, *, expect_errors: bool = False) -> dict:
+    request = urllib.request.Request(f"{url}/graphql", data=json.dumps({"query": query}).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        body = json.loads(response.read())
+    if not expect_errors:
+        assert "errors" not in body, body
+    return body if expect_errors else body["data"]
+
+
+def wait_for_location(url: str, process: subprocess.Popen, log: Path) -> None:
+    """Until the webserver answers and the code location has loaded (or the process died)."""
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"the UI exited: {log.read_text()[-3000:]}"
+        try:
+            data = graphql(url, "{ workspaceOrError { ... on Workspace { locationEntries { name "
+                                "locationOrLoadError { __typename } } } } }")
+            entries = data["workspaceOrError"]["locationEntries"]
+            if entries and all(e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "RepositoryLocation"
+                               for e in entries):
+                return
+            assert not any(e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "PythonError"
+                           for e in entries), entries
+        except OSError:
+            pass
+        time.sleep(2)
+    pytest.fail(f"the UI did not come up in {STARTUP_SECONDS}s: {log.read_text()[-3000:]}")
+
+
+@contextlib.contextmanager
+def running_ui(environment: dict, log: Path, *args: str) -> Iterator[str]:
+    """`mlperf-warehouse ui` with `args`; yields its URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with log.open("w") as out:
+        process = subprocess.Popen(CLI + ["ui", "--port", str(port), *args], env=environment, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_for_location(url, process, log)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGINT)  # the process group this test started: the UI and its children
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
