@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import math
+import signal
 import sys
+import threading
 from decimal import Decimal
 
 from pipelines.commands import add_allow_external_access, add_warehouse_dir, warehouse_base
+from pipelines.lib.io.text import neutralised, visible
 
 DEFAULT_LIMIT = 50
 EXAMPLES = """examples:
@@ -19,8 +23,10 @@ EXAMPLES = """examples:
   mlperf-warehouse query "copy dim_system to 'systems.parquet'" --allow-external-access
 
 `table` shows numbers at a readable precision and at most --limit rows; csv and json give every row
-at full precision. The SQL runs read-only and sandboxed: no file read or written outside the
-warehouse, no INSTALL/LOAD, no network, unless --allow-external-access."""
+at full precision (csv cells that would start a spreadsheet formula, =, +, -, @, get a leading
+apostrophe). The SQL runs read-only and sandboxed: no file read or written outside the warehouse, no
+INSTALL/LOAD, no network, unless --allow-external-access; it is stopped after --timeout seconds (60) or
+at Ctrl-C, and may use --memory-limit bytes (2 GiB)."""
 
 
 def register(subparsers) -> None:
@@ -33,6 +39,10 @@ def register(subparsers) -> None:
                    help="table (default: rounded, at most --limit rows), csv or json (every row, full precision)")
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help=f"rows shown in table format (default {DEFAULT_LIMIT}; 0 = all); with csv/json: no limit unless given")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="stop the statement after this many seconds (default: MLPERF_QUERY_TIMEOUT_SECONDS, else 60)")
+    p.add_argument("--memory-limit", default=None, metavar="BYTES",
+                   help="memory the statement may use, e.g. 4e9 (default: MLPERF_QUERY_MEMORY_BYTES, else 2 GiB)")
     add_allow_external_access(p)
     add_warehouse_dir(p)
     p.set_defaults(handler=run)
@@ -45,11 +55,19 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.lib.io.paths import published_db
     from pipelines.lib.warehouse.query import connect_readonly
 
+    from pipelines.lib.io.limits import limit as setting
+
     limit = args.limit if args.limit is not None else (DEFAULT_LIMIT if args.format == "table" else 0)
+    timeout = args.timeout if args.timeout is not None else setting("query_timeout_seconds")
+    memory = int(float(args.memory_limit)) if args.memory_limit else setting("query_memory_bytes")
     base = warehouse_base(args)
-    with connect_readonly(published_db(base), sandbox=not args.allow_external_access) as con:
+    with connect_readonly(published_db(base), sandbox=not args.allow_external_access, memory_bytes=memory) as con, \
+            _bounded(con, timeout) as stopped:
         try:
             cursor = con.execute(args.sql)
+            columns = [d[0] for d in cursor.description or []]
+            rows = cursor.fetchmany(limit) if limit > 0 else cursor.fetchall()
+            total = len(rows) + (_count_rest(cursor) if limit > 0 and len(rows) == limit else 0)
         except duckdb.CatalogException as exc:
             return _unknown_name(con, exc)
         except duckdb.PermissionException as exc:
@@ -57,13 +75,21 @@ def run(args: argparse.Namespace) -> int:
                   "query runs sandboxed (no files outside the warehouse, no INSTALL/LOAD, no network); "
                   "--allow-external-access lifts that", file=sys.stderr)
             return 2
-        columns = [d[0] for d in cursor.description or []]
-        rows = cursor.fetchmany(limit) if limit > 0 else cursor.fetchall()
-        total = len(rows) + (_count_rest(cursor) if limit > 0 and len(rows) == limit else 0)
-    if args.format == "csv":
+        except duckdb.InterruptException:
+            if stopped["why"] == "ctrl-c":
+                print("query interrupted (Ctrl-C)", file=sys.stderr)
+                return 130
+            print(f"error: the query was stopped after {timeout:g} s (--timeout SECONDS or "
+                  "MLPERF_QUERY_TIMEOUT_SECONDS allow more)", file=sys.stderr)
+            return 1
+        except duckdb.OutOfMemoryException:
+            print(f"error: the query needs more than {memory / (1 << 30):.3g} GiB of memory (--memory-limit BYTES or "
+                  "MLPERF_QUERY_MEMORY_BYTES allow more)", file=sys.stderr)
+            return 1
+    if args.format == "csv":  # for spreadsheets too: no cell is read as a formula (lib.io.text)
         writer = csv.writer(sys.stdout)
         writer.writerow(columns)
-        writer.writerows(rows)
+        writer.writerows([neutralised(v) for v in row] for row in rows)
     elif args.format == "json":
         json.dump([dict(zip(columns, r)) for r in rows], sys.stdout, default=str, indent=1)
         print()
@@ -72,6 +98,29 @@ def run(args: argparse.Namespace) -> int:
     if total > len(rows) and args.format != "table":
         print(f"note: {len(rows):,} of {total:,} rows written (--limit {limit})", file=sys.stderr)
     return 0
+
+
+@contextlib.contextmanager
+def _bounded(con, seconds: float):
+    """While the block runs, the statement is interrupted after `seconds` or at Ctrl-C (DuckDB itself
+    does not stop at a signal); yields a dict whose "why" says which ("timeout", "ctrl-c")."""
+    stopped: dict = {"why": None}
+
+    def stop(why: str) -> None:
+        stopped["why"] = stopped["why"] or why
+        con.interrupt()
+
+    timer = threading.Timer(seconds, stop, ["timeout"])
+    timer.daemon = True
+    timer.start()
+    previous = signal.signal(signal.SIGINT, lambda *_: stop("ctrl-c")) \
+        if threading.current_thread() is threading.main_thread() else None
+    try:
+        yield stopped
+    finally:
+        timer.cancel()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _count_rest(cursor) -> int:
@@ -108,8 +157,7 @@ def format_cell(value, max_width: int = 60) -> str:
     elif isinstance(value, (float, Decimal)):
         text = _number(float(value))
     else:
-        text = str(value)
-    text = " ".join(text.splitlines()) if "\n" in text else text
+        text = visible(str(value))  # no control character reaches the terminal (newlines become spaces)
     return text if len(text) <= max_width else text[: max_width - 1] + "…"
 
 
@@ -129,6 +177,7 @@ def _numeric(value) -> bool:
 
 
 def render_table(columns: list[str], rows: list[tuple], max_width: int = 60, total: int | None = None) -> str:
+    columns = [visible(c) for c in columns]
     cells = [[format_cell(v, max_width) for v in row] for row in rows]
     right = [bool(rows) and all(_numeric(r[i]) or r[i] is None for r in rows) for i in range(len(columns))]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]

@@ -33,6 +33,8 @@ SETTINGS: dict[str, tuple[str, float, str]] = {
                                       "decompressed bytes of a whole rules archive, every member counted"),
     "scoring_deadline_seconds": ("MLPERF_SCORING_DEADLINE_SECONDS", 1800,
                                  "wall time to parse and score one round (its worker processes are ended)"),
+    "query_timeout_seconds": ("MLPERF_QUERY_TIMEOUT_SECONDS", 60, "wall time of one `query` statement"),
+    "query_memory_bytes": ("MLPERF_QUERY_MEMORY_BYTES", 2 * GiB, "memory one `query` or `shell` session may use"),
     # A share, not a size: read with `share`.
     "max_shrink": ("MLPERF_MAX_SHRINK", 0.25,
                    "share of a round's counted results that may vanish against the published build"),

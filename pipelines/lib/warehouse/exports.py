@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.lib.io.files import owned_directory
+from pipelines.lib.io.text import FORMULA_START
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
 from pipelines.lib.warehouse.query import connect_readonly, quote_ident
 
@@ -56,11 +57,27 @@ def _legacy_export(base: Path):
     return lambda out: (out / "manifest.json").is_file() and (base / "exports") in out.parents
 
 
+def _csv_select(table: str, cols: list[dict]) -> str:
+    """The table for a CSV file: text cells a spreadsheet would read as a formula (lib.io.text.FORMULA_START)
+    get a leading apostrophe; everything else as it is."""
+    starts = ", ".join(quote_literal(c) for c in FORMULA_START)
+    apostrophe = quote_literal("'")
+    items = []
+    for c in cols:
+        name = quote_ident(c["name"])
+        if c["type"] == "VARCHAR":
+            items.append(f"case when left({name}, 1) in ({starts}) then {apostrophe} || {name} else {name} end "
+                         f"as {name}")
+        else:
+            items.append(name)
+    return f"select {', '.join(items)} from {quote_ident(table)}"
+
+
 def _export_table(con, table: str, cols: list[dict], fmt: str, tmp: Path) -> tuple[str, list[str]]:
     source = f"select * from {quote_ident(table)}"
     if fmt == "csv":
         path = f"{table}.csv"
-        con.execute(f"copy ({source}) to {quote_literal(str(tmp / path))} (format csv, header true)")
+        con.execute(f"copy ({_csv_select(table, cols)}) to {quote_literal(str(tmp / path))} (format csv, header true)")
         return path, []
     if any(c["name"] == "round" for c in cols):
         # Hive layout table/round=v5.0/*.parquet so engines prune rounds by folder; the files keep

@@ -55,12 +55,17 @@ SANDBOX = {
 
 
 @contextlib.contextmanager
-def connect_readonly(path: Path | None = None, *, sandbox: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection to the published build; `sandbox=True` for user-typed SQL (see SANDBOX)."""
+def connect_readonly(path: Path | None = None, *, sandbox: bool = False,
+                     memory_bytes: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to the published build; `sandbox=True` for user-typed SQL (see SANDBOX),
+    `memory_bytes` caps what its queries may use (DuckDB's memory_limit, locked with the sandbox)."""
     path = path or published_db()
     if not path.exists():
         raise WarehouseMissing(f"no published warehouse at {path}; run `mlperf-warehouse refresh` first")
-    con = duckdb.connect(str(published_build_file(path)), read_only=True, config=SANDBOX if sandbox else {})
+    config = dict(SANDBOX) if sandbox else {}
+    if memory_bytes:
+        config["memory_limit"] = f"{max(memory_bytes // (1 << 20), 16)}MiB"
+    con = duckdb.connect(str(published_build_file(path)), read_only=True, config=config)
     try:
         yield con
     finally:
