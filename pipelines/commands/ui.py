@@ -66,6 +66,12 @@ def run(args: argparse.Namespace) -> int:
     if args.allow_launch:
         print("warning: --allow-launch: the UI can launch runs and turn schedules and sensors on and off",
               file=sys.stderr)
+    # The instance's SQLite storage is created here, once: the daemon and the webserver starting on a new
+    # home at the same moment would both run its migrations.
+    from pipelines.defs.operations.instance import warehouse_instance
+
+    with warehouse_instance():
+        pass
     mode = "launching allowed" if args.allow_launch else "read-only"
     print(f"Dagster UI at http://{args.host}:{args.port} ({mode}) on the instance in {home}; Ctrl-C stops it",
           file=sys.stderr)

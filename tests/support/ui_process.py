@@ -44,7 +44,7 @@ def wait_for_location(url: str, process: subprocess.Popen, log: Path) -> None:
         assert process.poll() is None, f"the UI exited: {log.read_text()[-3000:]}"
         try:
             data = graphql(url, "{ workspaceOrError { ... on Workspace { locationEntries { name "
-                                "locationOrLoadError { __typename } } } } }")
+                                "locationOrLoadError { __typename ... on PythonError { message } } } } } }")
             entries = data["workspaceOrError"]["locationEntries"]
             if entries and all(e["locationOrLoadError"] and e["locationOrLoadError"]["__typename"] == "RepositoryLocation"
                                for e in entries):

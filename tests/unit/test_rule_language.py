@@ -83,6 +83,7 @@ def test_statements_begin_blocks_and_scopes():
     ("globals()", "name globals"),
     ("f'{v}'", "JoinedStr"),
     ("v.mro", "attribute .mro"),
+    ("v['value'] is 3", "'is' compares with None, True or False only"),
 ])
 def test_anything_outside_the_language_is_refused_before_it_runs(source, what):
     with pytest.raises(rl.RuleLanguageError, match=what):
@@ -137,8 +138,10 @@ _leaf = st.one_of(
 
 def _combine(children):
     binary = st.sampled_from(["+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", " and ", " or ", " in ",
-                              " not in ", " is ", " is not ", "|", "&", "//"])
+                              " not in ", "|", "&", "//"])
     return st.one_of(
+        st.tuples(children, st.sampled_from([" is ", " is not "]), st.sampled_from(["None", "True", "False"])).map(
+            lambda t: f"({t[0]}{t[1]}{t[2]})"),
         st.tuples(children, binary, children).map(lambda t: f"({t[0]}{t[1]}{t[2]})"),
         st.tuples(st.sampled_from(["not ", "-", "+"]), children).map(lambda t: f"({t[0]}{t[1]})"),
         st.tuples(children, children, children).map(lambda t: f"({t[0]} if {t[1]} else {t[2]})"),

@@ -182,7 +182,23 @@ def parse(source: str, mode: str, where: str) -> ast.AST:
                 _check_target(target, where)
         if isinstance(node, ast.keyword) and node.arg is None:
             raise RuleLanguageError(f"{where}: line {line}: **arguments are not part of the rule language")
+        if isinstance(node, ast.Compare):
+            _check_identity(node, where)
     return tree
+
+
+_SINGLETONS = (None, True, False)
+
+
+def _check_identity(node: ast.Compare, where: str) -> None:
+    """`is` and `is not` compare with None, True or False only: identity of other values is an accident
+    of the interpreter (CPython folds `-6 is -6` to True; two computed -6 are two objects)."""
+    operands = [node.left, *node.comparators]
+    for i, op in enumerate(node.ops):
+        if isinstance(op, (ast.Is, ast.IsNot)) and not any(
+                isinstance(o, ast.Constant) and any(o.value is v for v in _SINGLETONS) for o in operands[i:i + 2]):
+            raise RuleLanguageError(f"{where}: line {node.lineno}: 'is' compares with None, True or False only "
+                                    "in the rule language")
 
 
 def _check_target(target: ast.AST, where: str) -> None:
