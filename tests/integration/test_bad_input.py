@@ -11,6 +11,8 @@ from pipelines.defs.operations.refresh_runner import refresh
 from support.http_server import Drop, LoopbackServer, Status
 from support.logs import make_archive, open_ssd_run, serve_package_rules, system_json
 
+pytestmark = [pytest.mark.slow]
+
 ROUND = "v4.1"  # the hand-written logs follow the v4.1 rules
 ARCHIVE = f"training_results_{ROUND}-main.tar.gz"
 

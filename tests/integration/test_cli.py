@@ -20,6 +20,8 @@ from pipelines.lib.prices.fetch import stage_prices
 from support.mini_warehouse import build_warehouse
 from support.paths import PROJECT_ROOT
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 
 

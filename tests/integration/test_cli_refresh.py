@@ -12,6 +12,8 @@ import pytest
 from pipelines.lib.io.http import FetchError, RetryPolicy, fetch_to_file
 from pipelines.lib.mlperf.rounds import DEFAULT_ROUNDS
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 ROUNDS = DEFAULT_ROUNDS.split(",")
 PRICE_URLS = ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_BILLING_URL", "MLPERF_OCI_PRICES_URL",

@@ -4,20 +4,16 @@ real browser and asked through Dagster's own GraphQL endpoint."""
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from support.logs import serve_package_rules, write_ssd_archive
 from support.ui_process import CLI, graphql, running_ui
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess, pytest.mark.browser]
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",

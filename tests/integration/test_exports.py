@@ -14,6 +14,8 @@ from pipelines.lib.warehouse.exports import EXPORT_MARKER, export
 from pipelines.lib.warehouse.status import record_refresh_outcome
 from support.mini_warehouse import build_warehouse
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 CLI = [sys.executable, "-m", "pipelines.cli"]
 
 

@@ -26,6 +26,8 @@ import pytest
 from support.logs import serve_package_rules, write_ssd_archive
 from support.paths import PROJECT_ROOT, SHARED_MLPERF
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 ROUND = "v4.1"
 SHARED_ARCHIVE = SHARED_MLPERF / f"training_results_{ROUND}-main.tar.gz"
 PACKAGES = ("pipelines", "schemas", "sql")

@@ -16,6 +16,8 @@ from pipelines.defs.operations.instance_storage import (
     SqliteRunStorageKeepingConnection,
 )
 
+pytestmark = [pytest.mark.slow]
+
 
 @dg.asset
 def numbers() -> dg.MaterializeResult:

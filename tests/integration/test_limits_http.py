@@ -32,6 +32,8 @@ from support.hostile_server import (
     steady,
 )
 
+pytestmark = [pytest.mark.slow]
+
 MiB = 1 << 20
 # Small limits so the tests run in seconds; the defaults are the same code with bigger numbers.
 POLICY = RetryPolicy(max_attempts=3, backoff_seconds=0.01, timeout=(2.0, 10.0), max_bytes=4 * MiB,

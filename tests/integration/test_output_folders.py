@@ -8,6 +8,8 @@ import pytest
 from pipelines import cli
 from support.mini_warehouse import build_warehouse
 
+pytestmark = [pytest.mark.slow]
+
 COMMANDS = {
     "site": (["site"], ".mlperf-warehouse-site", "index.html"),
     "report": (["report", "--round", "v5.0", "--benchmark", "bert"], ".mlperf-warehouse-report", "report.html"),

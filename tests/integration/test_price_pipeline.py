@@ -39,8 +39,9 @@ from support.price_site import (
     shared,
 )
 
-pytestmark = pytest.mark.skipif(not SHARED_PRICES.is_dir(),
-                                reason=f"shared price fixtures not found at {SHARED_PRICES} (../shared beside the checkout)")
+pytestmark = [pytest.mark.slow, pytest.mark.shared,
+              pytest.mark.skipif(not SHARED_PRICES.is_dir(),
+                                 reason=f"shared price fixtures not found at {SHARED_PRICES} (../shared beside the checkout)")]
 
 
 @pytest.fixture

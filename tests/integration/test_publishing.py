@@ -20,6 +20,8 @@ from pipelines.lib.warehouse.query import connect_readonly
 from support.mini_warehouse import stage_round
 from support.paths import TESTS_DIR
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 TESTS = TESTS_DIR
 CLI = Path(sys.executable).with_name("mlperf-warehouse")
 # One statement reading two tables and the build stamp: a mixed build would show a bad pair.

@@ -16,6 +16,8 @@ import pytest
 from support.logs import serve_package_rules, write_ssd_archive
 from support.paths import PROJECT_ROOT
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 ROOT = PROJECT_ROOT
 

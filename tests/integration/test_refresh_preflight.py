@@ -12,8 +12,11 @@ from pathlib import Path
 
 import dagster as dg
 import duckdb
+import pytest
 
 from support.logs import serve_package_rules, write_ssd_archive
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 

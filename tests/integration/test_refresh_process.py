@@ -12,6 +12,8 @@ import pytest
 
 from support.logs import serve_package_rules, write_ssd_archive
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 COUNT_SQL = "select count(*) as systems, sum(runs_total) as runs from fct_training_result"
 

@@ -22,6 +22,8 @@ from support.marts import (
     build_fixture,  # the same hand-made upstream tables as the mart tests
 )
 
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
 CHROMIUM = Path("/usr/bin/chromium")
 
 

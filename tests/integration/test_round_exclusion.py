@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import re
 
+import duckdb
 import polars as pl
 import pytest
 
-import duckdb
 from pipelines.lib.mlperf.tables import TABLES
 from pipelines.lib.reference import seeds
 from pipelines.lib.warehouse import build as wh
 from pipelines.lib.warehouse.staging import staged_files, write_staged
 from support.mini_warehouse import stage_round
+
+pytestmark = [pytest.mark.slow]
 
 
 def _break_round(base, round_version: str) -> None:

@@ -33,6 +33,8 @@ from support.logs import (
 )
 from support.paths import SHARED_MLPERF
 
+pytestmark = [pytest.mark.slow]
+
 SHARED_RULES = SHARED_MLPERF / "logging"
 needs_shared_rules = pytest.mark.skipif(
     not any(SHARED_RULES.glob("logging-*.tar.gz")),

@@ -24,6 +24,8 @@ from support.logs import (
     write_ssd_archive,
 )
 
+pytestmark = [pytest.mark.slow]
+
 ROUND = "v4.1"
 REF = ref_for_round(ROUND).ref
 CHECKER = ("has_been_exec = set([])  exec(begin_blocks[0]['BEGIN']['CODE'].strip(), state, locals())")
@@ -92,7 +94,7 @@ def test_a_rules_archive_that_is_not_the_pinned_content_is_refused_unless_truste
 
 @pytest.mark.pinned_rules_only
 def test_a_round_missing_from_the_table_needs_its_ref_trusted(monkeypatch):
-    from pipelines.lib.mlperf.rules import RuleSet, RulesError, check_pinned
+    from pipelines.lib.mlperf.rules import RulesError, RuleSet, check_pinned
 
     ruleset = RuleSet("some-fork-ref", "training_5.1.0", (), package_ruleset("v5.1").semantics, "ab" * 32)
     with pytest.raises(RulesError, match="rules some-fork-ref: no pinned digest"):

@@ -7,6 +7,8 @@ from pipelines.lib.mlperf.refresh import archive_path, stage_round
 from pipelines.lib.warehouse import build as wh
 from support.logs import install_package_rules, make_archive, open_ssd_run, system_json
 
+pytestmark = [pytest.mark.slow]
+
 
 def _runs(minutes, bench_dir, statuses=None):
     """`aborted` runs also never reach an accuracy the open-division rules accept (< 1.0)."""

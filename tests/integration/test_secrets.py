@@ -10,10 +10,13 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from pipelines.defs.operations.refresh_runner import refresh
 from pipelines.lib.prices.fetch import GCP_SERVICES, GCP_SKUS_PATH
 from support.hostile_server import HostileServer, deep_json, endless, fixed
+
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 KEY = "AIzaFAKE-h5-9d2c71e0b4aa-not-a-real-key"
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]

@@ -19,6 +19,8 @@ from pipelines.lib.report.site import build_site, github_links, slug
 from support.marts import build_fixture
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 
+pytestmark = [pytest.mark.slow]
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
@@ -230,18 +232,11 @@ def test_browser_filters_sorts_and_follows_links(browser, synthetic_site):
 def real_site(tmp_path_factory):
     if not any(SHARED_MLPERF.glob("training_results_v4.1-*.tar.gz")):
         pytest.skip(f"shared v4.1 archive not found at {SHARED_MLPERF} (../shared beside the checkout)")
-    from pipelines.defs.operations.refresh_runner import refresh
-    from support.http_server import LoopbackServer
-    from support.price_site import refresh_environment
+    from support.shared_build import shared_build
 
-    base = tmp_path_factory.mktemp("real") / "warehouse"
-    with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
-        with refresh_environment(base, prices) as with_prices:
-            summary = refresh(["v4.1"], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                              rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz",
-                              prices=with_prices, backoff_seconds=0.01)
-    assert summary.published, summary.render()
-    db = base / "mlperf.duckdb"
+    build = shared_build(tmp_path_factory)  # every shared round and the price lists, built once per run
+    assert build.published, build.summary
+    db = build.db
     out = tmp_path_factory.mktemp("real_site")
     with duckdb.connect(str(db), read_only=True) as con:
         site = build_site(con, out, ["v4.1"])

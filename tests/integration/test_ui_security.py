@@ -14,6 +14,8 @@ import pytest
 
 from support.ui_process import graphql, running_ui
 
+pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
+
 KEY = "AIzaFAKE-ui-3f1b9c0d7e-not-a-real-key"
 LAUNCH = ('mutation { launchRun(executionParams: { selector: { repositoryLocationName: "mlperf_warehouse", '
           'repositoryName: "__repository__", jobName: "mlperf_round_job" }, runConfigData: "{}", '

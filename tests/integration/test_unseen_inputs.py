@@ -17,7 +17,7 @@ from support.injected import SystemCopy, inject
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 from support.price_site import refresh_environment
 
-pytestmark = needs_shared_mlperf()
+pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
 
 SOURCE = SHARED_MLPERF / "training_results_v4.1-main.tar.gz"
 NEW_ROUND = "v6.0"  # rules_refs.csv does not know it: the newest ref scores it

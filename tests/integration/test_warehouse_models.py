@@ -16,6 +16,8 @@ from pipelines.lib.io.package_data import package_path
 from pipelines.lib.warehouse import models as model_headers
 from support.logs import serve_package_rules, write_ssd_archive
 
+pytestmark = [pytest.mark.slow]
+
 ROUND = "v4.1"
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 

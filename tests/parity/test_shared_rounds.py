@@ -11,10 +11,11 @@ import pytest
 from pipelines.defs.operations.refresh_runner import refresh
 from support.http_server import LoopbackServer
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
-from support.price_site import SHARED_PRICES, refresh_environment
+from support.price_site import SHARED_PRICES
+from support.shared_build import copy_of, shared_build, shared_rounds
 
-pytestmark = needs_shared_mlperf()
-ROUNDS = sorted(p.name.split("_")[2].split("-")[0] for p in SHARED_MLPERF.glob("training_results_v*.tar.gz"))
+pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
+ROUNDS = shared_rounds()
 # What each round's own scorer printed → score_minutes; what today's package prints → score_minutes_current_rules.
 REFERENCES = {"official_era": "score_minutes", "official": "score_minutes_current_rules"}
 PARITY_CASES = sorted(
@@ -24,22 +25,15 @@ PARITY_CASES = sorted(
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """Every shared round, plus the shared price lists when present, refreshed twice over HTTP."""
-    base = tmp_path_factory.mktemp("e2e") / "warehouse"
-    with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
-        with refresh_environment(base, prices) as with_prices:
-            template = f"{server.url}/training_results_{{version}}-main.tar.gz"
-            rules = f"{server.url}/logging/logging-{{ref}}.tar.gz"
-            first = refresh(ROUNDS, url_template=template, rules_template=rules, prices=with_prices, backoff_seconds=0.01)
-            fetched_first = len(server.requests)
-            second = refresh(ROUNDS, url_template=template, rules_template=rules, prices=False)
-            requests = list(server.requests[fetched_first:])
-            yield base, first, second, requests
+    """Every shared round, plus the shared price lists when present, refreshed over HTTP (once per pytest run:
+    support.shared_build), as (warehouse directory, that build)."""
+    build = shared_build(tmp_path_factory)
+    return build.base, build
 
 
 def test_all_rounds_load_and_quarantine_is_counted(built):
-    base, first, _, _ = built
-    assert first.ok and first.published, first.render()
+    base, first = built
+    assert first.ok and first.published, first.summary
     con = duckdb.connect(str(base / "mlperf.duckdb"), read_only=True)
     loaded = {r for (r,) in con.execute("select distinct round from fct_training_run").fetchall()}
     assert loaded == set(ROUNDS)
@@ -240,9 +234,14 @@ def test_names_have_one_spelling(built):
     assert con.execute("select count(*) from dim_system where division is null").fetchone()[0] == 0
 
 
-def test_second_refresh_downloads_and_rebuilds_nothing(built):
-    _, _, second, requests = built
-    assert second.ok and not second.published
+def test_second_refresh_downloads_and_rebuilds_nothing(built, tmp_path, monkeypatch):
+    base = copy_of(built[1], tmp_path / "warehouse")  # refreshed again: a copy of the shared build
+    monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", str(base))
+    with LoopbackServer(SHARED_MLPERF, port=built[1].port) as server:  # the same URLs as the first refresh
+        second = refresh(ROUNDS, url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                         rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz", prices=False)
+        requests = list(server.requests)
+    assert second.ok and not second.published, second.render()
     assert {m for m, _, _ in requests} == {"GET"}
     assert all("if-none-match" in h or "if-modified-since" in h for _, _, h in requests)
     assert all("unchanged upstream; not re-parsed" in s.detail for s in second.steps if s.name.startswith("results"))

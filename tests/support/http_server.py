@@ -62,7 +62,8 @@ Handler = Callable[[str, dict[str, str], dict[str, str]], Reply]
 
 
 class LoopbackServer:
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: Path | None = None, port: int = 0) -> None:
+        """`port` 0: a free one; another: that one (to serve again under the same URLs)."""
         self.root = Path(root).resolve() if root is not None else None
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self._lock = threading.Lock()
@@ -73,7 +74,7 @@ class LoopbackServer:
         class _Handler(_RequestHandler):
             server_owner = owner
 
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd = _Server(("127.0.0.1", port), _Handler)
         self.port = self._httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},

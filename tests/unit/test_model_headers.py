@@ -6,7 +6,6 @@ import duckdb
 import pytest
 
 from pipelines.lib.warehouse.models import (
-    sql_dir,
     ModelError,
     check_dependencies,
     grain_test_sql,
@@ -14,6 +13,7 @@ from pipelines.lib.warehouse.models import (
     load_tests,
     model_order,
     relations_read,
+    sql_dir,
 )
 
 

@@ -120,8 +120,8 @@ def test_checks_name_the_rows(tmp_path):
 
     from pipelines.defs.resources import WarehouseLocation
     from pipelines.defs.warehouse.checks import accelerators_without_peak, unmapped_accelerators
-    from support.marts import sql_test_failures
     from pipelines.lib.warehouse.models import load_models
+    from support.marts import sql_test_failures
 
     con = duckdb.connect(str(tmp_path / "mlperf.duckdb"))
     build_fixture(con)

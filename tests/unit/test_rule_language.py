@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from pipelines.lib.mlperf import rule_language as rl
 from pipelines.lib.mlperf.mllog import LogLine
 
-
 _FRESH = object()
 
 

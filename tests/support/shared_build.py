@@ -1,0 +1,66 @@
+"""Every shared round, with the shared price lists, refreshed ONCE per pytest run over loopback HTTP (as a
+user's first refresh does) and read by every test that needs it, whichever pytest-xdist worker runs it:
+the first worker to ask builds it under a file lock in the run's common temp folder, the others wait and
+reuse it. Tests only read the result; one that needs to refresh again works on a copy (`copy_of`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
+
+from support.http_server import LoopbackServer
+from support.paths import SHARED_MLPERF
+from support.price_site import refresh_environment
+
+
+def shared_rounds() -> list[str]:
+    return sorted(p.name.split("_")[2].split("-")[0] for p in SHARED_MLPERF.glob("training_results_v*.tar.gz"))
+
+
+@dataclass(frozen=True)
+class SharedBuild:
+    base: Path  # the warehouse directory (its published mlperf.duckdb)
+    ok: bool
+    published: bool
+    with_prices: bool
+    summary: str  # the refresh's rendered summary
+    requests: int  # requests the results server answered during the refresh
+    port: int  # the port the results were served on (their URLs are recorded with the downloads)
+
+    @property
+    def db(self) -> Path:
+        return self.base / "mlperf.duckdb"
+
+
+def shared_build(tmp_path_factory) -> SharedBuild:
+    from pipelines.defs.operations.refresh_runner import refresh
+
+    # the folder every xdist worker of this run shares (each worker's own basetemp is one level down)
+    root = tmp_path_factory.getbasetemp()
+    common = root.parent if root.name.startswith("popen-gw") else root
+    folder = common / "shared-rounds"
+    record = folder / "build.json"
+    with FileLock(str(common / "shared-rounds.lock")):
+        if not record.exists():
+            base = folder / "warehouse"
+            with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
+                with refresh_environment(base, prices) as with_prices:
+                    summary = refresh(shared_rounds(), url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                                      rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz", prices=with_prices,
+                                      backoff_seconds=0.01)
+                requests, port = len(server.requests), server.port
+            record.write_text(json.dumps({"ok": summary.ok, "published": summary.published, "with_prices": with_prices,
+                                          "summary": summary.render(), "requests": requests, "port": port}))
+    info = json.loads(record.read_text())
+    return SharedBuild(folder / "warehouse", info["ok"], info["published"], info["with_prices"], info["summary"],
+                       info["requests"], info["port"])
+
+
+def copy_of(build: SharedBuild, target: Path) -> Path:
+    """A private copy of the shared warehouse directory, for a test that refreshes it again."""
+    shutil.copytree(build.base, target, symlinks=True)
+    return target
