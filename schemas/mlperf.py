@@ -4,7 +4,7 @@ import pandera.polars as pa
 import polars as pl
 from pandera.api.polars.types import PolarsData
 
-from pipelines.lib.mlperf.events import EVENT_KEYS
+from pipelines.lib.reference.events import EVENT_KEYS
 from pipelines.lib.reference.vocabulary import values
 
 ROUND = r"^v\d+\.\d+$"

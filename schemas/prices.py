@@ -4,13 +4,13 @@
   `fetched_at` is added by the caller, so it is optional here).
 - `AzureRetailItem`, `OciPriceItem`: the flat fields of the raw shapes the parsers rely on.
 - `AcceleratorRow`, `AcceleratorAliasRow`: the dim_accelerator seed files.
-`pipelines.lib.warehouse.validation.validate_or_quarantine` validates lazily and turns failure cases into quarantine rows rather than
-dropping them (drop_invalid_rows would hide the errors).
+`pipelines.lib.staging.validation.validate_or_quarantine` validates lazily and turns failure cases into
+quarantine rows rather than dropping them (drop_invalid_rows would hide the errors).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import pandera.polars as pa
 import polars as pl
@@ -45,13 +45,13 @@ class CloudPriceRow(pa.DataFrameModel):
     raw_ref: pe.String = pa.Field(str_length={"min_value": 1})
     price_source: pe.String = pa.Field(isin=list(PRICE_SOURCES))
     # Added when a fetch is staged: when it was fetched, and which snapshot (`<provider>-<day>`) it is.
-    fetched_at: Optional[Annotated[pl.Datetime, "us", "UTC"]] = pa.Field(nullable=True)
-    snapshot: Optional[str] = pa.Field(nullable=True)
+    fetched_at: Annotated[pl.Datetime, "us", "UTC"] | None = pa.Field(nullable=True)
+    snapshot: str | None = pa.Field(nullable=True)
 
     @pa.dataframe_check(error="price_per_accelerator_hour_usd != price_per_hour_usd / accelerators_per_instance")
     def per_accelerator_price_consistent(cls, data: pa.PolarsData) -> pl.LazyFrame:
         expected = pl.col("price_per_hour_usd") / pl.col("accelerators_per_instance")
-        return data.lazyframe.select(((pl.col("price_per_accelerator_hour_usd") - expected).abs() < 1e-9))
+        return data.lazyframe.select((pl.col("price_per_accelerator_hour_usd") - expected).abs() < 1e-9)
 
     class Config:
         strict = False  # callers add columns freely (fetched_at, snapshot ids, ...)

@@ -3,15 +3,13 @@ published as `fct_quarantine`)."""
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pandera.polars as pa
 
 
 class QuarantineRow(pa.DataFrameModel):
     source: str
     # The round or price snapshot; parsers leave it out, it is added when their rows are staged.
-    partition: Optional[str] = pa.Field(nullable=True)
+    partition: str | None = pa.Field(nullable=True)
     file: str = pa.Field(nullable=True)
     record: str = pa.Field(nullable=True)
     reason: str = pa.Field(str_length={"min_value": 1})

@@ -88,9 +88,11 @@ def comparison_rows(a: dict, b: dict, cost_a, cost_b) -> list[tuple[str, str, st
     rows = [
         ("submitter", a["submitter"], b["submitter"], ""),
         ("accelerator", a["accelerator"], b["accelerator"], ""),
-        ("accelerators", str(a["accelerator_count"]), str(b["accelerator_count"]), ratio(a["accelerator_count"], b["accelerator_count"])),
+        ("accelerators", str(a["accelerator_count"]), str(b["accelerator_count"]),
+         ratio(a["accelerator_count"], b["accelerator_count"])),
         ("score (minutes)", num(a["score_minutes"]), num(b["score_minutes"]), ratio(a["score_minutes"], b["score_minutes"])),
-        ("scaling base", f"{a['base_system']} ({a['base_accelerator_count']})", f"{b['base_system']} ({b['base_accelerator_count']})", ""),
+        ("scaling base", f"{a['base_system']} ({a['base_accelerator_count']})",
+         f"{b['base_system']} ({b['base_accelerator_count']})", ""),
         ("speedup vs base", num(a["speedup"]), num(b["speedup"]), ""),
         ("convergence scaling eff.", pct(a["convergence_scaling_efficiency"]), pct(b["convergence_scaling_efficiency"]), ""),
         ("throughput scaling eff.", pct(a["throughput_scaling_efficiency"]), pct(b["throughput_scaling_efficiency"]), ""),

@@ -52,10 +52,9 @@ def run(args: argparse.Namespace) -> int:
 
     import duckdb
 
+    from pipelines.lib.io.limits import limit as setting
     from pipelines.lib.io.paths import published_db
     from pipelines.lib.warehouse.query import connect_readonly
-
-    from pipelines.lib.io.limits import limit as setting
 
     limit = args.limit if args.limit is not None else (DEFAULT_LIMIT if args.format == "table" else 0)
     timeout = args.timeout if args.timeout is not None else setting("query_timeout_seconds")
@@ -91,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         writer.writerow(columns)
         writer.writerows([neutralised(v) for v in row] for row in rows)
     elif args.format == "json":
-        json.dump([dict(zip(columns, r)) for r in rows], sys.stdout, default=str, indent=1)
+        json.dump([dict(zip(columns, r, strict=False)) for r in rows], sys.stdout, default=str, indent=1)
         print()
     else:
         print(render_table(columns, rows, total=total))
@@ -183,7 +182,7 @@ def render_table(columns: list[str], rows: list[tuple], max_width: int = 60, tot
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
 
     def line(values):
-        return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right)).rstrip()
+        return "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(values, widths, right, strict=False)).rstrip()
 
     out = [line(columns), "  ".join("-" * w for w in widths)]
     out += [line(r) for r in cells]

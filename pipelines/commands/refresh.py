@@ -74,9 +74,9 @@ def run(args: argparse.Namespace) -> int:
     # even if it is killed part-way.
     preflight.forget(base)
 
-    from pipelines.defs.operations.refresh_runner import refresh
-    from pipelines.lib.mlperf.refresh import round_sources
     from pipelines.lib.mlperf.round_parser import shutdown_pool
+    from pipelines.lib.mlperf.stage import round_sources
+    from pipelines.runner.jobs import refresh
 
     try:
         with Progress(len(rounds), base / "raw") as progress:

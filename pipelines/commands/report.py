@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             check_accelerators(con, round_version, benchmark, accelerators)
         report = write_report(con, round_version, benchmark, Path(args.out), accelerators)
     print(f"report: {report.html}")
-    for name, path in report.pngs.items():
+    for path in report.pngs.values():
         print(f"chart:  {path}")
     for note in report.notes:
         print(f"note:   {note}")

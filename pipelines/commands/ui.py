@@ -53,9 +53,9 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 def run(args: argparse.Namespace) -> int:
     export_warehouse_dir(args)
-    from pipelines.defs.operations.instance import prepare_home
     from pipelines.lib.io.files import atomic_write_text
     from pipelines.lib.io.paths import warehouse_dir
+    from pipelines.runner.instance import prepare_home
 
     home = prepare_home()
     workspace = atomic_write_text(home / "workspace.yaml", WORKSPACE_YAML)
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     # The instance's SQLite storage is created here, once: the daemon and the webserver starting on a new
     # home at the same moment would both run its migrations.
-    from pipelines.defs.operations.instance import warehouse_instance
+    from pipelines.runner.instance import warehouse_instance
 
     with warehouse_instance():
         pass

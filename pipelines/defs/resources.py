@@ -1,11 +1,11 @@
 import dagster as dg
 
-from pipelines.lib.mlperf.refresh import DEFAULT_MAX_SHRINK, max_shrink_from_env
 from pipelines.lib.mlperf.rounds import (
     DEFAULT_RESULTS_URL_TEMPLATE,
     results_url_template,
 )
 from pipelines.lib.mlperf.rules import DEFAULT_RULES_URL_TEMPLATE, rules_url_template
+from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK, max_shrink_from_env
 
 
 class Downloads(dg.ConfigurableResource):

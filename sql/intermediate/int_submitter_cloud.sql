@@ -4,7 +4,7 @@
 -- depends on: stg_mlperf_systems, stg_mlperf_runs, raw_cloud_provider_seed
 -- description: Which MLPerf submitters are a cloud themselves: the one definition of the native-cloud rule.
 -- The rule: a submitter (results folder name) is the cloud `provider` when its lower-case name contains
--- one of that provider's `submitter_fragment`s in pipelines/lib/prices/cloud_providers.csv (the seed
+-- one of that provider's `submitter_fragment`s in pipelines/lib/reference/cloud_providers.csv (the seed
 -- raw_cloud_provider_seed): Google → gcp, Microsoft/Azure → azure, ... A provider absent from the
 -- seed has no native submitter. Read by mart_cost_to_train (is_native_cloud) and dim_system (a bare
 -- "available" system of a cloud is available in that cloud).

@@ -7,7 +7,7 @@ import tarfile
 import duckdb
 import pytest
 
-from pipelines.defs.operations.refresh_runner import refresh
+from pipelines.runner.jobs import refresh
 from support.http_server import Drop, LoopbackServer, Status
 from support.logs import make_archive, open_ssd_run, serve_package_rules, system_json
 

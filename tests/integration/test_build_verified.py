@@ -9,6 +9,7 @@ import duckdb
 
 from pipelines.lib.warehouse import build as wh
 from pipelines.lib.warehouse.models import load_models
+from pipelines.lib.warehouse.publish import read_published_info
 from support.mini_warehouse import stage_round
 
 
@@ -41,7 +42,7 @@ def test_a_published_file_damaged_in_place_is_republished(tmp_path):
         fh.truncate(16384)
     wh.build(tmp_path)  # the damaged file is not mistaken for the verified build it was
     assert wh.published_opens(tmp_path) is None
-    assert wh.read_published_info(tmp_path)["build"] == first.build
+    assert read_published_info(tmp_path)["build"] == first.build
     assert (tmp_path / "mlperf.duckdb").stat().st_ino == (tmp_path / "builds" / first.build).stat().st_ino
     wh.build(tmp_path, force=True)  # the damaged build, no longer published, is removed
     assert not (tmp_path / "builds" / second.build).exists()

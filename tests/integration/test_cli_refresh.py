@@ -93,7 +93,7 @@ def test_unreachable_hosts_are_not_retried(case, tmp_path):
 
 
 def test_the_summary_shows_a_warning_as_a_warning_and_says_what_happened_truthfully(warehouse):
-    from pipelines.lib.warehouse.refresh_summary import RefreshSummary, StepOutcome
+    from pipelines.lib.warehouse.summary import RefreshSummary, StepOutcome
 
     long_detail = "published; " + ", ".join(f"table_{i} {i * 1000}" for i in range(30))
     steps = [StepOutcome("results v4.1", True, 2.0, "downloaded; re-parsed; runs 10, systems 2, quarantined 0"),
@@ -114,7 +114,7 @@ def test_the_summary_shows_a_warning_as_a_warning_and_says_what_happened_truthfu
 
 
 def test_readable_error_drops_class_names_and_query_strings():
-    from pipelines.lib.warehouse.refresh_summary import readable_error
+    from pipelines.lib.warehouse.summary import readable_error
 
     message = ("pipelines.lib.prices.fetch.PriceFetchError: gcp: https://cloudbilling.googleapis.com/v1/services/"
                "6F81-5844-456A/skus?key=SECRET&pageSize=5000: HTTP 403 Forbidden (not retried)\n")

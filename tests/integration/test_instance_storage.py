@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import event
 from sqlalchemy.pool import Pool
 
-from pipelines.defs.operations.instance import prepare_home, warehouse_instance
-from pipelines.defs.operations.instance_storage import (
+from pipelines.runner.instance import prepare_home, warehouse_instance
+from pipelines.runner.instance_storage import (
     OPEN_RUN_DATABASES,
     SqliteEventLogStorageKeepingConnections,
     SqliteRunStorageKeepingConnection,

@@ -233,7 +233,7 @@ def marts():
 def rows(con, sql):
     cursor = con.execute(sql)
     names = [d[0] for d in cursor.description]
-    return [dict(zip(names, r)) for r in cursor.fetchall()]
+    return [dict(zip(names, r, strict=False)) for r in cursor.fetchall()]
 
 
 def test_api_beats_list_beats_catalog_and_no_offer_is_costed_twice(marts):

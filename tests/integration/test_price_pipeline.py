@@ -11,7 +11,6 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipelines.defs.operations.refresh_runner import run_error
 from pipelines.defs.prices.assets import (
     PRICE_ASSETS,
     aws_prices,
@@ -23,6 +22,7 @@ from pipelines.defs.prices.resources import price_sources_from_env
 from pipelines.defs.resources import WarehouseLocation
 from pipelines.lib.io.paths import published_db
 from pipelines.lib.warehouse import build as warehouse
+from pipelines.runner.runs import run_error
 from support.http_server import LoopbackServer, Reply, Status
 from support.price_site import (
     AWS_OFFER,
@@ -68,7 +68,7 @@ def query(base: Path, sql: str) -> pl.DataFrame:
     with duckdb.connect(str(published_db(base)), read_only=True) as con:
         cursor = con.execute(sql)
         columns = [d[0] for d in cursor.description]
-        return pl.DataFrame([dict(zip(columns, r)) for r in cursor.fetchall()], schema=columns, orient="row",
+        return pl.DataFrame([dict(zip(columns, r, strict=False)) for r in cursor.fetchall()], schema=columns, orient="row",
                             infer_schema_length=None)
 
 
@@ -90,7 +90,7 @@ def test_all_providers_end_to_end(site, capsys):
     assert row["source_url"].startswith(server.url + AZURE)
 
     sources = query(base, "select distinct provider, price_source from fct_cloud_price_current")
-    sources = set(zip(sources["provider"], sources["price_source"]))
+    sources = set(zip(sources["provider"], sources["price_source"], strict=False))
     assert {("azure", "api"), ("aws", "api"), ("gcp", "api"), ("oci", "api"), ("gcp", "list"), ("oci", "list"),
             ("gcp", "catalog"), ("lambda", "catalog"), ("runpod", "catalog")} <= sources
     assert not any(provider.endswith("-list") or provider.startswith("skypilot") for provider, _ in sources)
@@ -214,8 +214,8 @@ def test_gcp_without_key_is_skipped(site, monkeypatch):
 
 
 def test_refresh_prices_one_failure_does_not_stop_others(site):
-    from pipelines.defs.operations.refresh_prices import refresh_prices
     from pipelines.defs.prices.resources import price_sources_from_env
+    from pipelines.runner.price_steps import refresh_prices
 
     server, base = site
     server.route(OCI, lambda *_: Reply(404, b"gone"))
@@ -230,7 +230,7 @@ def test_refresh_prices_one_failure_does_not_stop_others(site):
 
 
 def test_full_refresh_publishes_when_one_provider_fails_keeping_its_last_snapshot(site):
-    from pipelines.defs.operations.refresh_runner import refresh
+    from pipelines.runner.jobs import refresh
 
     server, base = site
     assert run(PRICE_ASSETS, DAY1, base).success
@@ -240,6 +240,6 @@ def test_full_refresh_publishes_when_one_provider_fails_keeping_its_last_snapsho
     assert "previous data kept for: prices oci" in summary.render()
     current = query(base, "select provider, min(snapshot) as snapshot from fct_cloud_price_current "
                           "where price_source = 'api' group by 1")
-    snapshots = dict(zip(current["provider"], current["snapshot"]))
+    snapshots = dict(zip(current["provider"], current["snapshot"], strict=False))
     assert snapshots["oci"] == f"oci-{DAY1}"
     assert snapshots["azure"] != f"azure-{DAY1}"  # today's snapshot

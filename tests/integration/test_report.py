@@ -168,7 +168,7 @@ def _colour_scales(spec) -> list[dict[str, str]]:
         enc = spec.get("encoding") or {}
         scale = (enc.get("color") or {}).get("scale") if isinstance(enc.get("color"), dict) else None
         if scale and "domain" in scale:
-            found.append(dict(zip(scale["domain"], scale["range"])))
+            found.append(dict(zip(scale["domain"], scale["range"], strict=False)))
         for v in spec.values():
             found += _colour_scales(v)
     elif isinstance(spec, list):

@@ -11,8 +11,9 @@ import pytest
 
 from pipelines.lib.mlperf.tables import TABLES
 from pipelines.lib.reference import seeds
+from pipelines.lib.staging.files import staged_files, write_staged
 from pipelines.lib.warehouse import build as wh
-from pipelines.lib.warehouse.staging import staged_files, write_staged
+from pipelines.lib.warehouse.publish import read_published_info
 from support.mini_warehouse import stage_round
 
 pytestmark = [pytest.mark.slow]
@@ -47,7 +48,7 @@ def test_the_failing_round_keeps_its_previous_rows_and_the_others_publish(tmp_pa
     assert all(r["round"] == "v5.0" for o in built.excluded_outcomes for r in o.offending)
     assert all(o.passed for o in built.tests if o.severity == "structural")  # the published build passes
     # recorded with the published build: a refresh that changes nothing still names the round
-    assert wh.read_published_info(tmp_path)["excluded_rounds"] == built.excluded_rounds
+    assert read_published_info(tmp_path)["excluded_rounds"] == built.excluded_rounds
     again = wh.build(tmp_path)
     assert again.skipped and again.excluded_rounds == built.excluded_rounds
     # fixed upstream: the round comes back

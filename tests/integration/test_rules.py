@@ -10,7 +10,6 @@ import duckdb
 import pytest
 
 from pipelines.cli import main as cli_main
-from pipelines.defs.operations.refresh_runner import refresh
 from pipelines.lib.mlperf import compliance
 from pipelines.lib.mlperf.mllog import MLLOG, parse_log
 from pipelines.lib.mlperf.rounds import archive_url, results_url_template
@@ -22,6 +21,7 @@ from pipelines.lib.mlperf.rules import (
     ref_for_round,
     ruleset_from_archive,
 )
+from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
 from support.logs import (
     make_archive,

@@ -13,8 +13,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.defs.operations.refresh_runner import refresh
 from pipelines.lib.mlperf.rules import package_ruleset, ref_for_round
+from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
 from support.logs import (
     make_archive,
@@ -124,8 +124,8 @@ def test_a_rules_archive_that_inflates_past_its_bound_is_refused_fast(tmp_path, 
 def test_a_round_past_its_scoring_deadline_ends_its_workers_and_says_so_in_one_line(tmp_path, warehouse, monkeypatch):
     """Rules in the language, but slow: nested loops over every log line in a BEGIN block. The round's
     deadline ends the worker processes; the round is refused in one line and nothing is left running."""
-    from pipelines.lib.mlperf.refresh import round_rules, rules_archive_path
     from pipelines.lib.mlperf.round_parser import ScoringDeadline, parse_round
+    from pipelines.lib.mlperf.stage import round_rules, rules_archive_path
 
     slow = _hostile(lambda t: t.replace(
         "s.update({", "for a in loglines:\n            for b in loglines:\n                s['slow'] = a\n"

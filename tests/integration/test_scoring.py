@@ -3,7 +3,7 @@
 import duckdb
 import pytest
 
-from pipelines.lib.mlperf.refresh import archive_path, stage_round
+from pipelines.lib.mlperf.stage import archive_path, stage_round
 from pipelines.lib.warehouse import build as wh
 from support.logs import install_package_rules, make_archive, open_ssd_run, system_json
 
@@ -17,7 +17,7 @@ def _runs(minutes, bench_dir, statuses=None):
         f"{bench_dir}/result_{i}.txt": "\n".join(
             open_ssd_run(1_000_000 * (i + 1), m, status=s, accuracy=0.5 if s == "success" else 1.5)
         ).encode()
-        for i, (m, s) in enumerate(zip(minutes, statuses))
+        for i, (m, s) in enumerate(zip(minutes, statuses, strict=False))
     }
 
 
@@ -42,7 +42,8 @@ def test_olympic_mean_drops_and_scaling(warehouse):
     members = {"Acme/systems/a.json": system_json(), "Acme/systems/b.json": system_json(),
                "Acme/systems/c.json": system_json(), "Acme/systems/d.json": system_json(accelerators_per_node=4)}
     members |= _runs([10, 20, 30, 40, 50], "Acme/results/a/ssd")  # drop 10 and 50 → mean 30
-    members |= _runs([10, 20, 30, 40, 50], "Acme/results/b/ssd", ["success"] * 4 + ["aborted"])  # 50 failed: drop 10 → (20+30+40)/3
+    # 50 failed: drop 10 → (20+30+40)/3
+    members |= _runs([10, 20, 30, 40, 50], "Acme/results/b/ssd", ["success"] * 4 + ["aborted"])
     members |= _runs([10, 20, 30, 40, 50], "Acme/results/c/ssd", ["aborted", "aborted", "success", "success", "success"])
     members |= _runs([12, 20, 28], "Acme/results/d/ssd")  # 20, then × 1.5
     members["Acme/results/d/ssd/scaling.json"] = b'{"scaling_factor": 1.5}'
@@ -86,13 +87,14 @@ def test_odd_file_names_and_keys_come_from_folders_not_logs(warehouse):
     runs = [open_ssd_run(10**6 * (i + 1), m) for i, m in enumerate([10, 20, 30])]
     runs = ["\n".join(r).replace('"Acme"', '"SomeoneElse"') for r in runs]
     members = {"Acme/systems/box.json": system_json()}
-    for name, text in zip(["result_04.txt", "result_240930043022868987627_01.txt", "result_2.txt"], runs):
+    for name, text in zip(["result_04.txt", "result_240930043022868987627_01.txt", "result_2.txt"], runs, strict=False):
         members[f"Acme/results/box/ssd/{name}"] = text.encode()
     members["Acme/results/box/ssd/notes.txt"] = b"not a result file"
     con = _build(warehouse, members)
     names = {n for (n,) in con.execute("select run_file_name from fct_training_run").fetchall()}
     assert names == {"result_04.txt", "result_240930043022868987627_01.txt", "result_2.txt"}
-    assert con.execute("select distinct submitter, system, benchmark from fct_training_run").fetchall() == [("Acme", "box", "ssd")]
+    keys = con.execute("select distinct submitter, system, benchmark from fct_training_run").fetchall()
+    assert keys == [("Acme", "box", "ssd")]
     assert _score(con, "box")[0] == 20.0
 
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipelines.defs.operations.refresh_runner import refresh
 from pipelines.lib.prices.fetch import GCP_SERVICES, GCP_SKUS_PATH
+from pipelines.runner.jobs import refresh
 from support.hostile_server import HostileServer, deep_json, endless, fixed
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
@@ -50,9 +50,9 @@ CASES = {
 
 
 def test_the_gcp_key_is_found_nowhere_after_the_failure_cases(tmp_path, warehouse, monkeypatch, capsys):
-    from pipelines.defs.operations.refresh_prices import refresh_prices
     from pipelines.defs.prices.resources import price_sources_from_env
     from pipelines.defs.resources import WarehouseLocation
+    from pipelines.runner.price_steps import refresh_prices
 
     home = tmp_path / "dagster_home"
     home.mkdir()

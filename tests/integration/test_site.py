@@ -82,7 +82,7 @@ def test_every_link_resolves_and_nothing_is_fetched(synthetic_site):
     for page in pages:
         parser = _Links()
         parser.feed(page.read_text(encoding="utf-8"))
-        for tag, attr, value in parser.links:
+        for tag, _attr, value in parser.links:
             if value.startswith(("data:", "#")):
                 continue
             if value.startswith(("http://", "https://", "//")):

@@ -17,8 +17,8 @@ import pytest
 
 from pipelines import cli
 from pipelines.commands.query import render_table
-from pipelines.defs.operations.refresh_runner import refresh
 from pipelines.lib.mlperf.rules import ref_for_round
+from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
 from support.logs import make_archive, open_ssd_run, serve_package_rules, system_json
 

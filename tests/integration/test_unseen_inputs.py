@@ -11,7 +11,7 @@ import shutil
 import duckdb
 import pytest
 
-from pipelines.defs.operations.refresh_runner import refresh
+from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
 from support.injected import SystemCopy, inject
 from support.paths import SHARED_MLPERF, needs_shared_mlperf

@@ -9,11 +9,11 @@ import pytest
 
 from pipelines.defs.mlperf.assets import ROUND_ASSETS
 from pipelines.defs.mlperf.partitions import mlperf_rounds
-from pipelines.defs.operations.refresh_runner import run_job
 from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
 from pipelines.defs.warehouse.models import MODELS, SQL_TESTS, group_of, warehouse_models
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.warehouse import models as model_headers
+from pipelines.runner.runs import run_job
 from support.logs import serve_package_rules, write_ssd_archive
 
 pytestmark = [pytest.mark.slow]

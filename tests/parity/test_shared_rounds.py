@@ -8,7 +8,7 @@ from collections import defaultdict
 import duckdb
 import pytest
 
-from pipelines.defs.operations.refresh_runner import refresh
+from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 from support.price_site import SHARED_PRICES
@@ -98,7 +98,8 @@ def test_marts_hold_their_properties_on_the_shared_rounds(built):
         "select count(*) from mart_scaling_efficiency where convergence_scaling_efficiency <= 0 "
         "or throughput_scaling_efficiency <= 0 or speedup <= 0"
     ).fetchone()[0] == 0
-    scaled = con.execute("select count(*) from mart_scaling_efficiency where accelerator_count > base_accelerator_count").fetchone()[0]
+    scaled = con.execute("select count(*) from mart_scaling_efficiency "
+                         "where accelerator_count > base_accelerator_count").fetchone()[0]
     assert scaled > 50
     # Trillium GPT-3 in v4.1 scales close to linearly in throughput (Google's own analysis: ~99 %).
     trillium = con.execute(

@@ -20,13 +20,13 @@ import threading
 import time
 import zlib
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 Behaviour = Callable[["_Conn"], None]
 
 
 class _Conn:
-    def __init__(self, sock: socket.socket, path: str, server: "HostileServer") -> None:
+    def __init__(self, sock: socket.socket, path: str, server: HostileServer) -> None:
         self.sock, self.path, self.server = sock, path, server
 
     def head(self, status: str = "200 OK", **headers: str) -> None:
@@ -170,7 +170,7 @@ class HostileServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> "HostileServer":
+    def __enter__(self) -> HostileServer:
         return self
 
     def __exit__(self, *exc) -> None:

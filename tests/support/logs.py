@@ -119,7 +119,7 @@ def package_rules(round_version: str):
 def install_package_rules(base, round_version: str) -> None:
     """Put the package's rules where a refresh would have fetched the round's rules archive, so
     staging works without the network or ../shared."""
-    from pipelines.lib.mlperf.refresh import rules_archive_path
+    from pipelines.lib.mlperf.stage import rules_archive_path
 
     made = package_rules_archive(round_version)
     if made is not None:

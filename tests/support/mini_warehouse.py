@@ -7,8 +7,8 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.lib.mlperf.tables import TABLES
-from pipelines.lib.warehouse.staging import write_staged
-from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA
+from pipelines.lib.staging.files import write_staged
+from pipelines.lib.staging.validation import QUARANTINE_SCHEMA
 
 
 def stage_round(base: Path, round_version: str, systems: int = 2, runs_per_system: int = 5) -> None:

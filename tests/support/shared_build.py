@@ -37,7 +37,7 @@ class SharedBuild:
 
 
 def shared_build(tmp_path_factory) -> SharedBuild:
-    from pipelines.defs.operations.refresh_runner import refresh
+    from pipelines.runner.jobs import refresh
 
     # the folder every xdist worker of this run shares (each worker's own basetemp is one level down)
     root = tmp_path_factory.getbasetemp()

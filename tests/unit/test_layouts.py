@@ -6,8 +6,8 @@ import json
 import duckdb
 import pytest
 
-from pipelines.lib.mlperf.refresh import archive_path, stage_round
 from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundMismatch, parse_round
+from pipelines.lib.mlperf.stage import archive_path, stage_round
 from pipelines.lib.warehouse import build as wh
 from support.logs import (
     install_package_rules,
@@ -54,7 +54,8 @@ def _v05_members() -> dict[str, bytes]:
     }
     for i, minutes in enumerate([130, 135, 140, 145, 150]):
         members[f"v0.5.0/acme/submission/results/dgx1/resnet/result_{i}.txt"] = _v05_log("resnet", 1.5e9 + i * 1e5, minutes)
-        members[f"v0.5.0/goog/cloud_v3.8/resnet-tpuv3-8/results/tpu/resnet/result_{i}.txt"] = _v05_log("resnet", 1.6e9 + i * 1e5, 180 + i)
+        members[f"v0.5.0/goog/cloud_v3.8/resnet-tpuv3-8/results/tpu/resnet/result_{i}.txt"] = _v05_log(
+            "resnet", 1.6e9 + i * 1e5, 180 + i)
         members[f"v0.5.0/goog/cloud_v3.8/ssd-tpuv3-8/results/tpu/ssd/result_{i}.txt"] = _v05_log("ssd", 1.7e9 + i * 1e5, 70 + i)
         members[f"v0.5.0/goog/research_v3.512/resnet-tpuv3-512/results/tpu/resnet/result_{i}.txt"] = _v05_log(
             "resnet", 1.8e9 + i * 1e5, 7 + i, success=i != 4)
@@ -129,7 +130,8 @@ V06_TEXT_SYSTEM = "\n".join([
 def _mll_run(start_s: float, minutes: float) -> bytes:
     return (
         f':::MLL {start_s:.3f} run_start: {{"value": null, "metadata": {{"lineno": 1, "file": "t.py"}}}}\n'
-        f':::MLL {start_s + minutes * 60:.3f} run_stop: {{"value": null, "metadata": {{"status": "success", "lineno": 2, "file": "t.py"}}}}\n'
+        f':::MLL {start_s + minutes * 60:.3f} run_stop: {{"value": null, "metadata": {{"status": "success", '
+        '"lineno": 2, "file": "t.py"}}\n'
     ).encode()
 
 
@@ -151,7 +153,8 @@ def test_v06_text_systems_file_gives_accelerator_count_and_division(warehouse, t
     _stage(warehouse, "v0.6", members)
     con = _connect(warehouse)
     assert con.execute("select r.division, r.accelerator_count, s.accelerator from fct_training_result r "
-                       "join dim_system s using (round, submitter, system)").fetchone() == ("closed", 512, "nvidia-v100-sxm3-32gb")
+                       "join dim_system s using (round, submitter, system)").fetchone() == (
+        "closed", 512, "nvidia-v100-sxm3-32gb")
 
 
 def test_archive_without_result_logs_in_any_layout_fails_clearly(tmp_path):
@@ -172,7 +175,8 @@ def test_archive_of_another_round_fails_the_partition(tmp_path, warehouse):
                 for i in range(5)}
     v41 = tmp_path / "training_results_v5.0.tar.gz"
     v41.write_bytes(make_archive(members, top="training_results_v4.1-main"))  # v4.1's archive served for v5.0
-    with pytest.raises(RoundMismatch, match=r"v5\.0: .* is not round v5\.0: its top folder 'training_results_v4\.1-main' is round v4\.1"):
+    with pytest.raises(RoundMismatch,
+                       match=r"v5\.0: .* is not round v5\.0: its top folder 'training_results_v4\.1-main' is round v4\.1"):
         parse_round(v41, "v5.0", package_rules("v5.0"), workers=1)
     parse_round(v41, "v4.1", package_rules("v4.1"), workers=1)  # the same archive for its own round is fine
 

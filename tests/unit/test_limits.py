@@ -3,8 +3,8 @@
 import pytest
 
 from pipelines.lib.io.limits import SETTINGS, SHARES, MiB, limit, share
-from pipelines.lib.mlperf.refresh import DEFAULT_MAX_SHRINK, max_shrink_from_env
 from pipelines.lib.mlperf.rules import RulesError, ruleset_from_archive
+from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK, max_shrink_from_env
 from support.logs import make_rules_archive
 
 RULE = "training_4.1.0/common.yaml"

@@ -99,7 +99,7 @@ def test_universal_newlines_match_the_official_parser(tmp_path):
     archive.write_bytes(make_archive({"Acme/results/box/ssd/result_0.txt": text}, TOP))
     member = next(m for m in iter_members(archive) if m.path.endswith("result_0.txt"))
     assert parse_log(member.data, MLLOG).total_lines == parse_log(text, MLLOG).total_lines == len(lines) + 2
-    assert [l.key for l in parse_log(member.data, MLLOG).lines] == [l.key for l in parse_log(text, MLLOG).lines]
+    assert [line.key for line in parse_log(member.data, MLLOG).lines] == [line.key for line in parse_log(text, MLLOG).lines]
 
 
 def test_the_archive_total_limit_fails_the_source_with_one_line(tmp_path, monkeypatch):
@@ -185,7 +185,7 @@ def test_a_non_finite_timestamp_drops_the_run_and_never_becomes_a_nan_score(tmp_
 @needs_shared_mlperf()
 def test_one_real_v5_run_with_samples_count_1e12_keeps_its_run_and_nulls_the_value(tmp_path, warehouse):
     """An absurd value in a log the official scorer counts is nulled with its reason; the run stays."""
-    from pipelines.lib.mlperf.refresh import archive_path, stage_round
+    from pipelines.lib.mlperf.stage import archive_path, stage_round
     from pipelines.lib.warehouse import build as wh
 
     source = SHARED_MLPERF / "training_results_v5.0-main.tar.gz"

@@ -28,7 +28,7 @@ def con():
 def rows(con, sql) -> list[dict]:
     cur = con.execute(sql)
     cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
+    return [dict(zip(cols, r, strict=False)) for r in cur.fetchall()]
 
 
 def test_models_build_and_sql_tests_pass(con):
@@ -105,7 +105,8 @@ def test_cost_to_train_by_hand(con):
     assert by[("tpu-trillium-512", "gcp", "on_demand")]["is_native_cloud"] is True
     assert by[("dgxh100_n64", "aws", "on_demand")]["is_native_cloud"] is False
     # same price, twice the chips at about half the time: 1024 × 26 / (512 × 50) of the cost
-    ratio = by[("dgxh100_n128", "aws", "on_demand")]["cost_to_train_usd"] / by[("dgxh100_n64", "aws", "on_demand")]["cost_to_train_usd"]
+    ratio = (by[("dgxh100_n128", "aws", "on_demand")]["cost_to_train_usd"]
+             / by[("dgxh100_n64", "aws", "on_demand")]["cost_to_train_usd"])
     assert ratio == pytest.approx(1024 * 26 / (512 * 50))
 
 

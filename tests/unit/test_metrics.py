@@ -109,7 +109,7 @@ def test_running_total_counts_the_difference_between_blocks():
     # llama2_70b_lora logs samples_count as a running total: 0 → 1536 → 1920 → 2304 → 2688
     ev = [(0, "run_start", None, {})]
     counts, t = [0, 1536, 1920, 2304, 2688], 0.0
-    for a, b in zip(counts, counts[1:]):
+    for a, b in zip(counts, counts[1:], strict=False):
         ev += [(t, "block_start", None, {"samples_count": a}),
                (t + (600_000 if a == 0 else 24_000), "block_stop", None, {"samples_count": b})]
         t += 600_000 if a == 0 else 24_000

@@ -95,7 +95,8 @@ def test_run_facts_batch_seed_convergence_and_throughput():
 
 def test_throughput_median_excludes_the_first_block():
     def block(t0, seconds, count):
-        return [mllog("block_start", None, t0, epoch_count=count, first_epoch_num=0), mllog("block_stop", None, t0 + seconds * 1000)]
+        return [mllog("block_start", None, t0, epoch_count=count, first_epoch_num=0),
+                mllog("block_stop", None, t0 + seconds * 1000)]
     lines = block(0, 100, 1) + block(100_000, 10, 100) + block(110_000, 20, 100) + block(130_000, 50, 100)
     got = steady_state_throughput(parse_log(_log(lines), MLLOG).lines, "resnet")
     assert got.per_second == 5.0  # rates 10, 5, 2 after the first → median 5
@@ -105,21 +106,21 @@ def test_throughput_median_excludes_the_first_block():
 
 
 def test_v06_mll_lines_are_seconds():
-    raw = (':::MLL 1560400000.5 run_start: {"value": null, "metadata": {"lineno": 1}}\n'
-           ':::MLL 1560400060.5 run_stop: {"value": null, "metadata": {"status": "success"}}\n').encode()
+    raw = (b':::MLL 1560400000.5 run_start: {"value": null, "metadata": {"lineno": 1}}\n'
+           b':::MLL 1560400060.5 run_stop: {"value": null, "metadata": {"status": "success"}}\n')
     log = parse_log(raw, MLL)
-    assert [l.key for l in log.lines] == ["run_start", "run_stop"]
+    assert [line.key for line in log.lines] == ["run_start", "run_stop"]
     assert log.lines[1].time_ms - log.lines[0].time_ms == 60_000
     assert format_for_round("v0.6") is MLL and format_for_round("v0.7") is MLLOG and format_for_round("v0.5") is MLP05
 
 
 def test_v05_run_final_becomes_run_stop():
-    raw = (":::MLPv0.5.0 resnet 1541710000.000 (main.py:1) run_start\n"
-           ":::MLPv0.5.0 resnet 1541710120.000 (main.py:9) run_stop: {\"success\": true}\n"
-           ":::MLPv0.5.0 resnet 1541710121.000 (main.py:9) run_final\n").encode()
+    raw = (b":::MLPv0.5.0 resnet 1541710000.000 (main.py:1) run_start\n"
+           b":::MLPv0.5.0 resnet 1541710120.000 (main.py:9) run_stop: {\"success\": true}\n"
+           b":::MLPv0.5.0 resnet 1541710121.000 (main.py:9) run_final\n")
     lines = normalize_v05(parse_log(raw, MLP05).lines)
     row = score_run(raw, "v0.5", RoundRules(None, None))
-    assert [l.key for l in lines] == ["run_start", "run_stop"]
+    assert [line.key for line in lines] == ["run_start", "run_stop"]
     assert row["drop_reason"] is None and row["time_to_train_minutes"] == 121 / 60
 
 

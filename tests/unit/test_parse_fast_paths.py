@@ -30,8 +30,8 @@ def _line_by_line(data: bytes):
 
 
 def _fields(lines):
-    return [(l.full_string, l.timestamp, l.key, json.dumps(l.value, sort_keys=True, default=repr), l.lineno, l.time_ms)
-            for l in lines]
+    return [(line.full_string, line.timestamp, line.key, json.dumps(line.value, sort_keys=True, default=repr),
+             line.lineno, line.time_ms) for line in lines]
 
 
 def _assert_same(data: bytes):
@@ -40,7 +40,7 @@ def _assert_same(data: bytes):
     assert _fields(fast.lines) == _fields(parsed)
     assert fast.errors == errors
     assert fast.total_lines == total
-    assert all(type(a.timestamp) is type(b.timestamp) for a, b in zip(fast.lines, parsed))
+    assert all(type(a.timestamp) is type(b.timestamp) for a, b in zip(fast.lines, parsed, strict=False))
 
 
 def _mllog(key="run_start", time_ms=1_700_000_000_000, value=None, metadata=None, prefix=""):

@@ -75,7 +75,7 @@ def test_azure_nd96isr_h100_v5_eastus_on_demand():
 def test_azure_traps_windows_and_low_priority_are_quarantined_spot_kept_as_spot():
     prices, quarantine = parse_azure_retail_page(shared("azure_retail_prices_page1.json"), file="page1.json")
     payloads = [json.loads(p) for p in quarantine["payload"]]
-    by_price = {p["retailPrice"]: r for p, r in zip(payloads, reasons(quarantine))}
+    by_price = {p["retailPrice"]: r for p, r in zip(payloads, reasons(quarantine), strict=False)}
     assert "Windows" in by_price[102.736]
     assert "Low Priority" in by_price[41.094]
     assert set(quarantine["source"]) == {"prices/azure"} and set(quarantine["file"]) == {"page1.json"}
@@ -116,7 +116,7 @@ def test_azure_paging_links():
 def test_azure_edge_cases():
     result = parse_azure_retail_page(own("azure_edge_page.json"), file="edge.json")
     assert_valid(result)
-    q = dict(zip(result.quarantine["record"], reasons(result.quarantine)))
+    q = dict(zip(result.quarantine["record"], reasons(result.quarantine), strict=False))
     assert "EUR" in q["edge-eur"]
     assert "unknown unit" in q["edge-month"]
     assert "zero" in q["edge-zero"]
@@ -151,7 +151,7 @@ def test_aws_offer_subset_prices():
     assert_valid(result)
     expected = {"p4d.24xlarge": 21.957642, "p4de.24xlarge": 27.44705, "p5.48xlarge": 55.04,
                 "p5en.48xlarge": 63.296, "p6-b200.48xlarge": 113.9328, "trn1.32xlarge": 21.5}
-    got = dict(zip(result.prices["sku"], result.prices["price_per_hour_usd"]))
+    got = dict(zip(result.prices["sku"], result.prices["price_per_hour_usd"], strict=False))
     assert got == pytest.approx(expected)
     p5 = row(result.prices, sku="p5.48xlarge")
     assert (p5["region"], p5["pricing_model"], p5["accelerator"]) == ("us-east-1", "on_demand", "nvidia-h100-sxm-80gb")
@@ -166,13 +166,13 @@ def test_aws_offer_subset_prices():
 def test_aws_offer_edge_cases():
     result = parse_aws_offer_path(FIXTURES / "aws_offer_edge.json")
     assert_valid(result)
-    q = dict(zip(result.quarantine["record"], reasons(result.quarantine)))
+    q = dict(zip(result.quarantine["record"], reasons(result.quarantine), strict=False))
     assert "Windows" in q["EDGESKU000000002"]
     assert "no accelerator alias" in q["EDGESKU000000004"]
     assert "CNY" in q["EDGESKU000000006.JRTCKXETXF.6YS6EN2CT7"]
     assert "All Upfront" in q["EDGESKU000000001.6QCMYABX3D"]
     assert result.skipped_non_accelerator == 2  # m5.large and an EBS volume
-    models = dict(zip(result.prices["pricing_model"], result.prices["price_per_hour_usd"]))
+    models = dict(zip(result.prices["pricing_model"], result.prices["price_per_hour_usd"], strict=False))
     assert models == pytest.approx({"on_demand": 55.04, "reserved_1y": 40.0, "reserved_3y": 25.0})
     on_demand_only = parse_aws_offer_path(FIXTURES / "aws_offer_edge.json", include_reserved=False)
     assert on_demand_only.prices["pricing_model"].to_list() == ["on_demand"]
@@ -253,14 +253,14 @@ def test_gcp_gpu_prices():
     assert quarantine.is_empty()
     expected = {"nvidia-h100-sxm-80gb": 9.79655, "nvidia-a100-sxm-40gb": 2.93391,
                 "nvidia-h200-141gb": 9.31174, "nvidia-b200": 11.277}
-    assert dict(zip(prices["accelerator"], prices["price_per_accelerator_hour_usd"])) == pytest.approx(expected)
+    assert dict(zip(prices["accelerator"], prices["price_per_accelerator_hour_usd"], strict=False)) == pytest.approx(expected)
     assert row(prices, accelerator="nvidia-h100-sxm-80gb")["region"] == "us-east4"
 
 
 def test_gcp_edge_cases():
     result = parse_gcp_skus(own("gcp_edge_skus.json"))
     assert_valid(result)
-    q = dict(zip(result.quarantine["record"], reasons(result.quarantine)))
+    q = dict(zip(result.quarantine["record"], reasons(result.quarantine), strict=False))
     assert "EUR" in q["EDGE-EUR"]
     assert "unknown unit" in q["EDGE-MONTH"]
     assert "Dynamic Workload Scheduler" in q["EDGE-DWS"]
@@ -282,7 +282,7 @@ def test_oci_per_gpu_prices_times_shape_gpus():
     assert_valid(result)
     expected = {"BM.GPU.H100.8": 80.0, "BM.GPU.H200.8": 80.0, "BM.GPU.A100-v2.8": 32.0,
                 "BM.GPU.MI300X.8": 48.0, "BM.GPU.B200.8": 112.0, "BM.GPU4.8": 24.4}
-    assert dict(zip(result.prices["sku"], result.prices["price_per_hour_usd"])) == pytest.approx(expected)
+    assert dict(zip(result.prices["sku"], result.prices["price_per_hour_usd"], strict=False)) == pytest.approx(expected)
     assert row(result.prices, sku="BM.GPU.H100.8")["price_per_accelerator_hour_usd"] == pytest.approx(10.0)
     assert row(result.prices, sku="BM.GPU.MI300X.8")["accelerator"] == "amd-mi300x"
     assert result.quarantine["record"].to_list() == ["B111824"]
@@ -291,7 +291,7 @@ def test_oci_per_gpu_prices_times_shape_gpus():
 
 def test_oci_edge_cases():
     result = parse_oci_products(own("oci_edge_products.json"))
-    q = dict(zip(result.quarantine["record"], reasons(result.quarantine)))
+    q = dict(zip(result.quarantine["record"], reasons(result.quarantine), strict=False))
     assert "no USD price" in q["EDGE-EUR"]
     assert "no known shape" in q["EDGE-UNKNOWN"]
     assert "zero" in q["EDGE-ZERO"]
@@ -335,7 +335,7 @@ def test_skypilot_subsets_through_the_catalog_parser():
 
     aws = parse_skypilot_vms_csv(shared("skypilot/aws_vms.subset.csv"), "aws")
     assert any("p5e.48xlarge" in json.loads(p).get("InstanceType", "") and "no on-demand price" in r
-               for r, p in zip(reasons(aws.quarantine), aws.quarantine["payload"]))
+               for r, p in zip(reasons(aws.quarantine), aws.quarantine["payload"], strict=False))
     assert row(aws.prices, sku="p4de.24xlarge", region="us-east-1")["price_per_hour_usd"] == pytest.approx(40.96575)
 
     oci = parse_skypilot_vms_csv(shared("skypilot/oci_vms.subset.csv"), "oci")

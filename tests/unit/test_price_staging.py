@@ -1,6 +1,6 @@
 """Staging a price snapshot: rows failing the CloudPriceRow model join the quarantine, never vanish."""
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import polars as pl
 
@@ -22,7 +22,7 @@ def test_invalid_rows_are_quarantined_with_the_failed_check(warehouse):
     prices = pl.DataFrame([_row(), _row(raw_ref="meter-2", region="westus", price_per_accelerator_hour_usd=99.0)],
                           schema=PRICE_SCHEMA)
     parsed = ParsedPrices(prices, pl.DataFrame(schema=PARSED_QUARANTINE_SCHEMA))
-    paths = stage_prices("azure", parsed, warehouse, "2026-11-29", datetime(2026, 11, 29, tzinfo=timezone.utc))
+    paths = stage_prices("azure", parsed, warehouse, "2026-11-29", datetime(2026, 11, 29, tzinfo=UTC))
     assert (paths["rows"], paths["quarantined"]) == (1, 1)
     staged = pl.read_parquet(paths["prices"])
     quarantined = pl.read_parquet(paths["quarantine"])
@@ -39,10 +39,10 @@ def test_snapshots_staged_before_price_source_are_read_with_one_provider_per_clo
     import duckdb
 
     from pipelines.lib.io.paths import published_db
+    from pipelines.lib.staging.files import write_staged
     from pipelines.lib.warehouse import build as wh
-    from pipelines.lib.warehouse.staging import write_staged
 
-    fetched = {"fetched_at": datetime(2026, 11, 1, tzinfo=timezone.utc), "snapshot": "curated-2026-11-01"}
+    fetched = {"fetched_at": datetime(2026, 11, 1, tzinfo=UTC), "snapshot": "curated-2026-11-01"}
     old = pl.DataFrame([_row(provider="gcp-list", sku="tpu-v5p chip", region="us-east5", accelerator="google-tpu-v5p",
                              accelerators_per_instance=1, price_per_hour_usd=4.2, price_per_accelerator_hour_usd=4.2,
                              raw_ref="curated_list_prices.csv:2") | fetched])

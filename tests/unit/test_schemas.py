@@ -3,12 +3,12 @@
 import polars as pl
 import pytest
 
-from pipelines.lib.mlperf.events import EVENT_KEYS
 from pipelines.lib.mlperf.round_parser import EVENT_COLUMNS
 from pipelines.lib.mlperf.tables import TABLES
 from pipelines.lib.prices.normalize import PARSED_QUARANTINE_SCHEMA, PRICE_SCHEMA, PriceCollector
+from pipelines.lib.reference.events import EVENT_KEYS
+from pipelines.lib.staging.validation import QUARANTINE_SCHEMA, quarantine_frame
 from pipelines.lib.warehouse.raw_tables import RAW_TABLES
-from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA, quarantine_frame
 from schemas import polars_schema
 from schemas.mlperf import MlperfEvent
 from schemas.prices import PRICING_MODELS, CloudPriceRow

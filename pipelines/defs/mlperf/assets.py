@@ -5,9 +5,9 @@ import dagster as dg
 from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
 from pipelines.lib.io.http import FetchResult
-from pipelines.lib.mlperf.refresh import fetch_round, fetch_rules, stage_round
 from pipelines.lib.mlperf.rounds import archive_url
 from pipelines.lib.mlperf.rules import rules_url
+from pipelines.lib.mlperf.stage import fetch_round, fetch_rules, stage_round
 
 
 @dg.asset(

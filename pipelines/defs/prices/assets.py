@@ -5,7 +5,7 @@ A failure stages nothing, so the previous snapshot stays the current one."""
 
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import dagster as dg
 
@@ -24,7 +24,7 @@ def _run(context: dg.AssetExecutionContext, provider: str, location: WarehouseLo
 
     base = location.path()
     day = context.partition_key
-    fetched_at = datetime.now(timezone.utc)
+    fetched_at = datetime.now(UTC)
     started = time.perf_counter()
     try:
         parsed, files = fetch(raw_dir("prices", base), day)

@@ -11,8 +11,8 @@ import contextlib
 import os
 import secrets
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 TEMP_SUFFIX = ".tmp"
 TEMP_GLOB = f".*{TEMP_SUFFIX}"

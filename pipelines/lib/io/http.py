@@ -19,7 +19,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -93,7 +93,7 @@ class _Limits:
     started: float
 
     @classmethod
-    def of(cls, policy: RetryPolicy) -> "_Limits":
+    def of(cls, policy: RetryPolicy) -> _Limits:
         return cls(
             policy.max_bytes if policy.max_bytes is not None else limit("max_response_bytes"),
             policy.min_rate_bytes if policy.min_rate_bytes is not None else limit("min_rate_bytes"),
@@ -132,7 +132,7 @@ def make_session(user_agent: str = "mlperf-warehouse") -> requests.Session:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _one_line(exc: BaseException) -> str:
@@ -171,8 +171,8 @@ def retry_after_seconds(value: str) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return (when - datetime.now(timezone.utc)).total_seconds()
+        when = when.replace(tzinfo=UTC)
+    return (when - datetime.now(UTC)).total_seconds()
 
 
 def _delay(policy: RetryPolicy, attempt: int, retry_after: str | None) -> float:
@@ -183,7 +183,7 @@ def _delay(policy: RetryPolicy, attempt: int, retry_after: str | None) -> float:
     return min(base * (1 + random.uniform(0, 0.1)), policy.max_backoff_seconds)
 
 
-def _with_retries(url: str, policy: RetryPolicy, attempt: Callable[[], T], limits: "_Limits | None" = None) -> T:
+def _with_retries(url: str, policy: RetryPolicy, attempt: Callable[[], T], limits: _Limits | None = None) -> T:
     """The one retry loop: run `attempt` until it returns, a permanent error, or attempts run out
     (or the download's deadline passes)."""
     attempts = max(1, policy.max_attempts)

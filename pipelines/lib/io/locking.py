@@ -13,9 +13,9 @@ import fcntl
 import json
 import os
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Iterator
 
 from pipelines.lib.io.files import TEMP_GLOB
 
@@ -50,7 +50,7 @@ def exclusive(path: Path, *, wait: bool, what: str, on_wait: Callable[[str], Non
             on_wait(f"{message}; waiting for it to finish ...")
             fcntl.flock(fd, fcntl.LOCK_EX)
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"pid": os.getpid(), "started": datetime.now(timezone.utc).isoformat(
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "started": datetime.now(UTC).isoformat(
             timespec="seconds")}).encode(), 0)
         yield
     finally:

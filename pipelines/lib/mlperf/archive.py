@@ -16,10 +16,11 @@ import hashlib
 import re
 import tarfile
 import zlib
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Iterator
+from typing import IO
 
 try:  # pinned (pyproject.toml); plain zlib where it is not installed
     from isal import igzip as _igzip

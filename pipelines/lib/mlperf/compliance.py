@@ -26,7 +26,7 @@ from pipelines.lib.mlperf.rule_language import (
     compile_tree,
     parse,
 )
-from pipelines.lib.mlperf.rules import RuleSet, RulesError
+from pipelines.lib.mlperf.rules import RulesError, RuleSet
 
 _Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # BaseLoader: every scalar is a string, as upstream
 

@@ -228,7 +228,7 @@ def _parse_mllog_lines(lines: list[str], most_brackets: int | None = None) -> li
     try:
         objects = list(map(orjson.loads, payloads))
         # every field a line needs (KeyError, TypeError: not the plain case); columns, at C speed
-        times, keys, _, _ = zip(*map(_MLLOG_FIELDS, objects)) if objects else ((), (), (), ())
+        times, keys, _, _ = zip(*map(_MLLOG_FIELDS, objects), strict=False) if objects else ((), (), (), ())
     except (orjson.JSONDecodeError, KeyError, TypeError, IndexError):
         return None
     if not set(map(type, times)) <= _NUMBER_TYPES or not all(map(str.startswith, lines, repeat(start))):

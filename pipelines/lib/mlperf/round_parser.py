@@ -18,8 +18,8 @@ from functools import cached_property, partial
 from pathlib import Path
 
 from pipelines.lib.io.jsonsafe import loads_bounded
-from pipelines.lib.io.numbers import number_or_none
 from pipelines.lib.io.limits import limit
+from pipelines.lib.io.numbers import number_or_none
 from pipelines.lib.mlperf import compliance, rule_language
 from pipelines.lib.mlperf.archive import (
     RESULT_LAYOUTS,
@@ -28,7 +28,6 @@ from pipelines.lib.mlperf.archive import (
     results_folder_index,
     top_folder,
 )
-from pipelines.lib.mlperf.events import EVENT_KEYS
 from pipelines.lib.mlperf.mllog import (
     MLL,
     MLLOG,
@@ -42,6 +41,7 @@ from pipelines.lib.mlperf.rounds import round_sort_key
 from pipelines.lib.mlperf.rules import RuleSet
 from pipelines.lib.mlperf.runs import run_facts
 from pipelines.lib.mlperf.systems import parse_system
+from pipelines.lib.reference.events import EVENT_KEYS
 
 
 @dataclass(frozen=True)
@@ -213,8 +213,8 @@ def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[s
 def _basic_rules(lines, parse_errors: int) -> tuple[bool, str | None]:
     if parse_errors:
         return False, "Log lines had parsing errors."
-    stops = [l for l in lines if l.key == "run_stop"]
-    if not any(l.key == "run_start" for l in lines):
+    stops = [line for line in lines if line.key == "run_stop"]
+    if not any(line.key == "run_start" for line in lines):
         return False, "Required EXACTLY_ONE occurrence of 'run_start' but found 0"
     if not stops:
         return False, "Required EXACTLY_ONE occurrence of 'run_stop' but found 0"
@@ -248,7 +248,7 @@ def result_keys(parts: list[str]) -> tuple[str, str, list[str]] | None:
     return parts[1], "/".join([*parts[2:i], parts[i + 1]]), parts[i + 2:]
 
 
-def _route(tables: RoundTables, scorer: "ResultScorer", round_version: str, member) -> None:
+def _route(tables: RoundTables, scorer: ResultScorer, round_version: str, member) -> None:
     if member.refused:
         _quarantine(tables, round_version, member.path, member.refused)
         return

@@ -27,8 +27,9 @@ import math
 import operator
 import string
 import time
+from collections.abc import Callable
 from dataclasses import replace as _dataclass_replace
-from typing import Any, Callable
+from typing import Any
 
 from pipelines.lib.mlperf.mllog import LogLine
 

@@ -21,7 +21,7 @@ import re
 import tarfile
 import zlib
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 from importlib import metadata, resources
 from pathlib import Path, PurePosixPath
 
@@ -253,7 +253,7 @@ def package_ruleset(round_version: str) -> RuleSet | None:
     return _package_ruleset(round_version)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _package_ruleset(round_version: str) -> RuleSet:
     yaml_files, checker_source = _package_files()
     return _ruleset(f"mlperf-logging=={metadata.version('mlperf-logging')}", round_version, yaml_files, checker_source)

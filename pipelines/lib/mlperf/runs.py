@@ -149,7 +149,7 @@ def _blocks(lines: list[LogLine]) -> list[_Block]:
 
 def _is_running_total(values: list[float]) -> bool:
     """A cumulative counter: strictly increasing across blocks (from 0, or over at least 3 blocks)."""
-    rising = all(b > a for a, b in zip(values, values[1:]))
+    rising = all(b > a for a, b in zip(values, values[1:], strict=False))
     return len(values) >= 2 and rising and (values[0] == 0 or len(values) >= 3)
 
 
@@ -234,7 +234,7 @@ def _eval_progress(lines: list[LogLine], field: str | None) -> list[tuple[float,
 def progress_offset(lines: list[LogLine], evals: list[tuple[float, float]]) -> float:
     """Where the log's epoch counter starts: 1 in logs that number the first epoch 1 and log the
     evals inside it as 1.05, 1.10... (DLRM v1.0/v2.1), else 0. Subtract it from eval progress."""
-    first_epoch = next((_number(_metadata(l).get("epoch_num")) for l in lines if l.key == "epoch_start"), None)
+    first_epoch = next((_number(_metadata(line).get("epoch_num")) for line in lines if line.key == "epoch_start"), None)
     if first_epoch and evals and first_epoch < evals[0][1] < first_epoch + 1:
         return first_epoch
     return 0.0
@@ -329,7 +329,7 @@ def _throughput(lines: list[LogLine], benchmark: str | None, evals: list[tuple[f
             return amount * sizes[0] if len(sizes) == 1 else None
         return amount if unit in ("samples", "tokens") else None
 
-    timed = [(w, (b.stop_ms - b.start_ms) / 1000.0) for w, b in zip(work, blocks)]
+    timed = [(w, (b.stop_ms - b.start_ms) / 1000.0) for w, b in zip(work, blocks, strict=False)]
     total = sum(w for w in work if w)
     if block_unit != eval_unit:  # compare in samples (unet3d logs with epochs in blocks, samples in evals)
         total, last_eval = in_samples(total, block_unit), in_samples(evals[-1][1], eval_unit) if evals else None

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.lib.mlperf.round_parser import RoundRules, parse_round
-from pipelines.lib.warehouse.validation import quarantine_frame, validate_or_quarantine
+from pipelines.lib.staging.validation import quarantine_frame, validate_or_quarantine
 from schemas import polars_schema
 from schemas.mlperf import NULLED_ON_FAILURE, MlperfEvent, MlperfRun, MlperfScaling, MlperfSystem
 

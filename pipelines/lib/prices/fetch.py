@@ -9,7 +9,7 @@ unless the whole fetch and parse succeeded, so a failed fetch keeps the previous
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import polars as pl
@@ -48,8 +48,8 @@ from pipelines.lib.prices.normalize import (
     payload_text,
 )
 from pipelines.lib.prices.oci import parse_oci_products
-from pipelines.lib.warehouse.staging import write_staged
-from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA, validate_or_quarantine
+from pipelines.lib.staging.files import write_staged
+from pipelines.lib.staging.validation import QUARANTINE_SCHEMA, validate_or_quarantine
 from schemas.prices import CloudPriceRow
 
 AZURE_PATH = "/api/retail/prices"
@@ -252,7 +252,7 @@ def stage_prices(provider: str, parsed: ParsedPrices, base: Path | None, day: st
     The quarantine file is written first, so a price snapshot never appears without its
     quarantine rows.
     """
-    fetched_at = fetched_at or datetime.now(timezone.utc)
+    fetched_at = fetched_at or datetime.now(UTC)
     snapshot = f"{provider}-{day}"
     quarantine = parsed.quarantine.with_columns(pl.lit(snapshot).alias("partition")).select(
         [pl.col(c).cast(t) for c, t in QUARANTINE_SCHEMA.items()]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from datetime import date, datetime
-from typing import Any, Callable
+from typing import Any
 
 import polars as pl
 
-from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA
+from pipelines.lib.staging.validation import QUARANTINE_SCHEMA
 from schemas import polars_schema
 from schemas.prices import (
     MAX_PLAUSIBLE_PER_ACCELERATOR_HOUR_USD,

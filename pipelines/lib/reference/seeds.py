@@ -10,11 +10,12 @@ from pathlib import Path
 import duckdb
 
 from pipelines.lib.io.package_data import package_path
-from pipelines.lib.prices.clouds import CLOUD_PROVIDERS_CSV
 from pipelines.lib.reference.accelerators import ACCELERATORS_CSV
 from pipelines.lib.reference.vocabulary import VOCABULARY_CSV
 
 BENCHMARKS_CSV = package_path(__package__, "benchmarks.csv")
+# Price providers: their kind (hyperscaler, neocloud, marketplace) and the submitter names that are them.
+CLOUD_PROVIDERS_CSV = package_path(__package__, "cloud_providers.csv")
 FRAMEWORK_FAMILIES_CSV = package_path(__package__, "framework_families.csv")
 SUBMITTER_ALIASES_CSV = package_path(__package__, "submitter_aliases.csv")
 # Each benchmark's training set by round (a benchmark keeps its name when its dataset changes).

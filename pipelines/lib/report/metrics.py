@@ -6,8 +6,8 @@ functions are the reference the unit tests pin down by hand and the `compare` co
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from pipelines.lib.warehouse.query import fetch_dicts
 

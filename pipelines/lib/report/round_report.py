@@ -16,16 +16,15 @@ import base64
 import html
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Sequence
 
 import duckdb
 
 from pipelines.lib.io.files import owned_directory, rebased
 from pipelines.lib.warehouse.query import fetch_dicts
-
 
 CHARTS = {
     "weak_scaling": "Relative throughput vs cluster size (weak scaling)",
@@ -428,7 +427,7 @@ def scaling_chart(rows: list[dict], measure: str, title: str, y_title: str, colo
                 points.append((px, py, f"{v['efficiency']:.0%}", v["family"]))
     placed = place_labels([(px, py, t) for px, py, t, _ in points], obstacles, width, height)
     labels = []
-    for spot, (_, _, text, fam) in zip(placed, points):
+    for spot, (_, _, text, fam) in zip(placed, points, strict=False):
         if spot is not None:
             labels.append({"px": spot[0], "py": spot[1], "text": text, "family": fam})
             if boxes is not None:
@@ -635,7 +634,7 @@ def render_html(report: Report, images: dict[str, bytes], data: dict, nav: Seque
     parts += [
         f"<h1>{html.escape(title)}</h1>",
         f"<p>Benchmark <code>{html.escape(report.benchmark)}</code>. Generated "
-        f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC} from the published warehouse.</p>",
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC} from the published warehouse.</p>",
     ]
     if report.findings:
         parts.append("<section class='findings' id='findings'><h2>Findings</h2><ul>"

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -29,6 +27,7 @@ from pipelines.lib.io.paths import (
 from pipelines.lib.reference import accelerators
 from pipelines.lib.reference.accelerators import ALIASES_CSV
 from pipelines.lib.reference.seeds import SEED_TABLES, load_seeds
+from pipelines.lib.staging.files import staged_files
 from pipelines.lib.warehouse.models import (
     SqlTest,
     check_dependencies,
@@ -39,13 +38,20 @@ from pipelines.lib.warehouse.models import (
     model_order,
     quote_identifier,
 )
+from pipelines.lib.warehouse.publish import (
+    file_signature,
+    finished_build_error,
+    list_builds,
+    prune_builds,
+    publish,
+    read_published_info,
+    write_published_info,
+)
 from pipelines.lib.warehouse.raw_tables import RAW_TABLES, empty
-from pipelines.lib.warehouse.staging import staged_files
 
 SQL_DIR = package_path("sql")
 # The Python-side mapping of systems to accelerators: a change to it rebuilds the warehouse.
 _MAPPING_FILES = [ALIASES_CSV, Path(accelerators.__file__)]
-PUBLISHED_INFO = "published.json"
 # What earlier builds of this warehouse proved, so a build need not prove it again (see _read_verified).
 VERIFIED_INFO = "verified.json"
 KEEP_BUILDS = 5
@@ -134,31 +140,9 @@ def input_fingerprint(base: Path | None = None) -> str:
     return digest.hexdigest()
 
 
-def read_published_info(base: Path | None = None) -> dict | None:
-    """builds/published.json: the published build's name, fingerprint, time and row counts."""
-    try:
-        return json.loads((builds_dir(base) / PUBLISHED_INFO).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def write_published_info(record: dict, base: Path | None = None) -> None:
-    atomic_write(builds_dir(base) / PUBLISHED_INFO, lambda tmp: tmp.write_text(json.dumps(record, indent=2)))
-
-
-def published_fingerprint(base: Path | None = None) -> str | None:
-    return (read_published_info(base) or {}).get("fingerprint")
-
-
-def _signature(path: Path) -> list[int]:
-    """A build file never changes once finished: the same inode, size and mtime is the same file."""
-    stat = path.stat()
-    return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
-
-
 def _read_verified(base: Path) -> dict:
     """builds/verified.json: `builds` maps each kept build found finished (it opened and held
-    `_build_info`) to its `_signature` then; `dependencies` holds the `dependency_digest` of every
+    `_build_info`) to its `file_signature` then; `dependencies` holds the `dependency_digest` of every
     model whose header matched its SQL. Opening each kept build and re-parsing every model cost more
     than the build's own SQL; a file whose signature changed (truncated, replaced) is opened again."""
     try:
@@ -179,7 +163,7 @@ def _verified_builds(base: Path) -> dict[str, list[int]]:
     found = {}
     for path in list_builds(base):
         try:
-            if known.get(path.name) == _signature(path) and not path.with_name(path.name + ".wal").exists():
+            if known.get(path.name) == file_signature(path) and not path.with_name(path.name + ".wal").exists():
                 found[path.name] = known[path.name]
         except OSError:
             continue
@@ -273,7 +257,7 @@ def _load_derived(con: duckdb.DuckDBPyConnection) -> None:
     )
     if rows:  # one statement (executemany costs a statement per row)
         con.execute("insert into raw_mlperf_accelerator_map select unnest($a), unnest($b), unnest($c), unnest($d)",
-                    dict(zip("abcd", map(list, zip(*rows)), strict=True)))
+                    dict(zip("abcd", map(list, zip(*rows, strict=False)), strict=True)))
 
 
 SHOWN_ROWS = 5
@@ -321,7 +305,7 @@ def run_tests(con: duckdb.DuckDBPyConnection, tests: list[SqlTest],
         names = [d[0] for d in cursor.description]
         offending = []
         for row in rows[:SHOWN_ROWS]:
-            record = dict(zip(names, row))
+            record = dict(zip(names, row, strict=False))
             offending.append(record | {"_source": row_source(con, record)})
         outcomes.append(TestOutcome(test.name, test.model, test.description, not rows, offending,
                                     len(rows) > SHOWN_ROWS, test.generated, test.severity))
@@ -370,25 +354,6 @@ def published_opens(base: Path | None = None, verified: dict[str, list[int]] | N
     return finished_build_error(published_db(base), verified)
 
 
-def finished_build_error(target: Path, verified: dict[str, list[int]] | None = None) -> str | None:
-    """None if `target` opens and holds a finished build (`_build_info`); else why not."""
-    if verified:
-        try:
-            if _signature(target) in verified.values():
-                return None
-        except OSError:
-            pass
-    try:
-        con = duckdb.connect(str(target), read_only=True)
-        try:
-            con.execute("select built_at from _build_info").fetchone()
-        finally:
-            con.close()
-    except Exception as exc:  # duckdb raises several kinds for a damaged file
-        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-    return None
-
-
 def republish_if_damaged(base: Path, verified: dict[str, list[int]] | None = None) -> dict | None:
     """A published file that does not open is replaced by the newest kept build that does."""
     from pipelines.lib.warehouse.publish import complete_builds, read_build_record
@@ -406,7 +371,7 @@ def republish_if_damaged(base: Path, verified: dict[str, list[int]] | None = Non
 def remove_unfinished_builds(base: Path) -> dict[str, list[int]]:
     """Under the build lock no build is running, so a WAL file or a build without `_build_info`
     is what a killed or failed build left behind (a WAL would also block opening its file).
-    Returns the kept builds known finished, by name, with their `_signature`."""
+    Returns the kept builds known finished, by name, with their `file_signature`."""
     for wal in [*builds_dir(base).glob("*.wal"), published_db(base).with_name(published_db(base).name + ".wal")]:
         if wal.exists():
             wal.unlink()
@@ -418,7 +383,7 @@ def remove_unfinished_builds(base: Path) -> dict[str, list[int]]:
         if path.name in verified:
             continue
         if finished_build_error(path) is None:  # finished, but not yet in verified.json
-            verified[path.name] = _signature(path)
+            verified[path.name] = file_signature(path)
             newly_verified = True
         elif path.stat().st_ino != published_inode:
             path.unlink(missing_ok=True)
@@ -461,7 +426,7 @@ def _build(base: Path, *, force: bool, keep: int, verified: dict[str, list[int]]
     from_previous: set[str] = set()
     excluded_outcomes: dict[str, TestOutcome] = {}
     while True:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         build_path = ensure_inside(out_dir / f"mlperf-{stamp}.duckdb", base)
         excluded_rounds = _excluded_rounds(excluded, from_previous)
         attempt = _attempt(base, build_path, models, dependencies_verified, fingerprint,
@@ -499,7 +464,7 @@ def _build(base: Path, *, force: bool, keep: int, verified: dict[str, list[int]]
     prune_builds(base, keep)
     kept = {p.name for p in list_builds(base)}
     verified = {name: sig for name, sig in verified.items() if name in kept}
-    verified[build_path.name] = _signature(build_path)
+    verified[build_path.name] = file_signature(build_path)
     _write_verified(base, verified, attempt.dependencies)
     stats = {name: ModelStats(attempt.counts[name], attempt.columns[name]) for name in models}
     return BuildResult(True, target, fingerprint, attempt.counts, models=stats, tests=attempt.outcomes,
@@ -559,7 +524,7 @@ def _attempt(base: Path, build_path: Path, models: dict, dependencies_verified: 
                     raise BuildFailed(f"warehouse checks failed, nothing published: {headline}\n" + "\n".join(failures),
                                       outcomes)
                 return _Attempt({}, columns, outcomes, dependencies, failing)
-            built_at = datetime.now(timezone.utc).isoformat()
+            built_at = datetime.now(UTC).isoformat()
             con.execute(
                 "create table _build_info as select ?::varchar as built_at, ?::varchar as fingerprint, "
                 "?::varchar as excluded_rounds",
@@ -595,25 +560,3 @@ def _failing_rounds(con: duckdb.DuckDBPyConnection, tests: list[SqlTest], column
             shown = ", ".join(f"{k}={v!r}" for k, v in (example or {}).items() if k not in ("_source", "round"))
             found.setdefault(round_version, f"{test.name} failed" + (f" ({shown})" if shown else ""))
     return found
-
-
-def publish(build_path: Path, base: Path | None = None) -> Path:
-    """Atomically make `build_path` the published warehouse (hard link, else copy, then rename)."""
-    target = published_db(base)
-    tmp = ensure_inside(target.with_name(f".{target.name}.{os.getpid()}.tmp"), base)
-    tmp.unlink(missing_ok=True)
-    try:
-        os.link(build_path, tmp)
-    except OSError:
-        shutil.copyfile(build_path, tmp)
-    os.replace(tmp, target)
-    return target
-
-
-def list_builds(base: Path | None = None) -> list[Path]:
-    return sorted(builds_dir(base).glob("mlperf-*.duckdb"))
-
-
-def prune_builds(base: Path | None, keep: int) -> None:
-    for old in list_builds(base)[:-keep]:
-        old.unlink(missing_ok=True)

@@ -8,14 +8,14 @@ catalog, never from user text pasted into SQL.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
 from pipelines.lib.io.files import owned_directory
-from pipelines.lib.io.text import FORMULA_START
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
+from pipelines.lib.io.text import FORMULA_START
 from pipelines.lib.warehouse.query import connect_readonly, quote_ident
 
 PUBLIC_PREFIXES = ("dim_", "fct_", "mart_")
@@ -118,7 +118,7 @@ def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, bas
                 raise ValueError(f"unknown table(s) {', '.join(unknown)}; public tables: {', '.join(available)}")
             built_at, fingerprint = con.execute("select built_at, fingerprint from _build_info").fetchone()
             manifest = {"format": fmt, "built_at": built_at, "fingerprint": fingerprint,
-                        "exported_at": datetime.now(timezone.utc).isoformat(), "tables": []}
+                        "exported_at": datetime.now(UTC).isoformat(), "tables": []}
             for table in wanted:
                 cols = columns(con, table)
                 path, partitioned_by = _export_table(con, table, cols, fmt, tmp)

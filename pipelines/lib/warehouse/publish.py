@@ -1,21 +1,86 @@
-"""Roll the published warehouse back to a kept build (atomically, via `warehouse.publish`)."""
+"""Publishing a finished build (atomically), the record of what is published, and rolling back to a
+kept build. `build.py` makes builds; this module is the only one that puts one in place."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import duckdb
 
-from pipelines.lib.io.paths import warehouse_dir
-from pipelines.lib.warehouse.build import (
-    finished_build_error,
-    list_builds,
-    publish,
-    read_published_info,
-    write_published_info,
-)
+from pipelines.lib.io.files import atomic_write
+from pipelines.lib.io.paths import builds_dir, ensure_inside, published_db, warehouse_dir
 from pipelines.lib.warehouse.query import quote_ident
+
+PUBLISHED_INFO = "published.json"
+
+
+def file_signature(path: Path) -> list[int]:
+    """A build file never changes once finished: the same inode, size and mtime is the same file."""
+    stat = path.stat()
+    return [stat.st_ino, stat.st_size, stat.st_mtime_ns]
+
+
+def read_published_info(base: Path | None = None) -> dict | None:
+    """builds/published.json: the published build's name, fingerprint, time and row counts."""
+    try:
+        return json.loads((builds_dir(base) / PUBLISHED_INFO).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def write_published_info(record: dict, base: Path | None = None) -> None:
+    atomic_write(builds_dir(base) / PUBLISHED_INFO, lambda tmp: tmp.write_text(json.dumps(record, indent=2)))
+
+
+
+def published_fingerprint(base: Path | None = None) -> str | None:
+    return (read_published_info(base) or {}).get("fingerprint")
+
+
+
+def publish(build_path: Path, base: Path | None = None) -> Path:
+    """Atomically make `build_path` the published warehouse (hard link, else copy, then rename)."""
+    target = published_db(base)
+    tmp = ensure_inside(target.with_name(f".{target.name}.{os.getpid()}.tmp"), base)
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(build_path, tmp)
+    except OSError:
+        shutil.copyfile(build_path, tmp)
+    os.replace(tmp, target)
+    return target
+
+
+
+def list_builds(base: Path | None = None) -> list[Path]:
+    return sorted(builds_dir(base).glob("mlperf-*.duckdb"))
+
+
+
+def prune_builds(base: Path | None, keep: int) -> None:
+    for old in list_builds(base)[:-keep]:
+        old.unlink(missing_ok=True)
+
+def finished_build_error(target: Path, verified: dict[str, list[int]] | None = None) -> str | None:
+    """None if `target` opens and holds a finished build (`_build_info`); else why not."""
+    if verified:
+        try:
+            if file_signature(target) in verified.values():
+                return None
+        except OSError:
+            pass
+    try:
+        con = duckdb.connect(str(target), read_only=True)
+        try:
+            con.execute("select built_at from _build_info").fetchone()
+        finally:
+            con.close()
+    except Exception as exc:  # duckdb raises several kinds for a damaged file
+        return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+    return None
 
 
 def complete_builds(base: Path | None = None) -> list[Path]:

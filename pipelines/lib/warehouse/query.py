@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import duckdb
 
@@ -25,7 +25,7 @@ def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | tuple |
     """The rows of a query as dicts keyed by column name."""
     cursor = con.execute(sql, list(params or []))
     names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+    return [dict(zip(names, row, strict=False)) for row in cursor.fetchall()]
 
 def published_build_file(path: Path) -> Path:
     """The build file that `path` is a hard link of, else `path` itself.

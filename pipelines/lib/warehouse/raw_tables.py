@@ -10,7 +10,7 @@ import polars as pl
 
 from pipelines.lib.mlperf.tables import TABLES as MLPERF_TABLES
 from pipelines.lib.prices.normalize import STAGED_PRICE_SCHEMA
-from pipelines.lib.warehouse.validation import QUARANTINE_SCHEMA
+from pipelines.lib.staging.validation import QUARANTINE_SCHEMA
 
 RAW_TABLES: dict[str, dict] = {name: types for name, (types, _model, _file) in MLPERF_TABLES.items()}
 RAW_TABLES["quarantine"] = QUARANTINE_SCHEMA

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.lib.io.files import atomic_write_text
@@ -20,7 +20,7 @@ def record_refresh_outcome(base: Path | None, ok: bool, detail: str, *, steps: l
     directory.mkdir(parents=True, exist_ok=True)
     from pipelines.lib.io.redaction import redact
 
-    record = {"ok": ok, "at": datetime.now(timezone.utc).isoformat(), "published": published,
+    record = {"ok": ok, "at": datetime.now(UTC).isoformat(), "published": published,
               "steps": [step | {"detail": redact(step.get("detail", ""))} for step in steps or []],
               "detail": redact(detail)}
     return atomic_write_text(directory / LAST_REFRESH, json.dumps(record, indent=2))
@@ -34,14 +34,14 @@ def last_refresh(base: Path | None = None) -> dict | None:
 
 
 def published_info(base: Path | None = None) -> dict | None:
-    from pipelines.lib.warehouse.build import read_published_info  # the build module is heavy; status is not
+    from pipelines.lib.warehouse.publish import read_published_info
 
     return read_published_info(base)
 
 
 def warehouse_status(base: Path | None = None) -> dict:
     """Build info, rounds and price snapshots read from the published file (read-only)."""
-    from pipelines.lib.warehouse.build import list_builds
+    from pipelines.lib.warehouse.publish import list_builds
 
     base = (base or warehouse_dir()).resolve()
     status = {"path": str(published_db(base)), "published": published_info(base), "last_refresh": last_refresh(base),

@@ -16,11 +16,11 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Sequence
 from urllib.parse import quote
 
 import duckdb
@@ -86,7 +86,7 @@ def _page(title: str, body: str, depth: int, crumbs: Sequence[tuple[str, str]] =
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{esc(title)}</title><link rel='stylesheet' href='{up}assets/site.css'></head><body>"
         f"{nav}{body}<footer>MLPerf Training results from the mlperf-warehouse, scored as MLCommons published "
-        f"them. Generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}.</footer>"
+        f"them. Generated {datetime.now(UTC):%Y-%m-%d %H:%M UTC}.</footer>"
         f"<script src='{up}assets/site.js'></script></body></html>"
     )
 
@@ -270,7 +270,8 @@ def index_page(summaries: list[dict]) -> str:
                 f"<a href='{esc(s['reports'][b])}'>{esc(b)}</a>" if b in s["reports"] else esc(b)
                 for b in s["benchmark_list"]) + "</p></div>")
     body = ("<h1>MLPerf Training results</h1>"
-            "<p class='lead'>Every round in the warehouse, scored as MLCommons published them (each round by its own rules release). "
+            "<p class='lead'>Every round in the warehouse, scored as MLCommons published them "
+            "(each round by its own rules release). "
             "Each round has a table of systems and benchmarks with filters, a scaling and cost report per "
             "benchmark (the links below), and a page per system with links to its files at MLCommons.</p>")
     if not cards:

@@ -35,7 +35,7 @@ from pipelines.lib.mlperf.rules import (
 )
 from pipelines.lib.mlperf.tables import TABLES, round_frames
 from pipelines.lib.reference.seeds import BENCHMARK_DATASETS_CSV, BENCHMARKS_CSV
-from pipelines.lib.warehouse.staging import staged_files, write_staged
+from pipelines.lib.staging.files import staged_files, write_staged
 
 _SAFE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # A round whose results that count shrink by more than this share against the published build is
@@ -78,7 +78,8 @@ def rules_archive_path(ref: str, base: Path) -> Path:
     return ensure_inside(raw_dir("rules", base) / f"logging-{ref}.tar.gz", base)
 
 
-def fetch_rules(round_version: str, url_template: str, base: Path, policy: RetryPolicy) -> tuple[RulesRef | None, FetchResult | None]:
+def fetch_rules(round_version: str, url_template: str, base: Path,
+                policy: RetryPolicy) -> tuple[RulesRef | None, FetchResult | None]:
     """The `mlcommons/logging` archive at the ref the round was scored with (None for v0.5)."""
     ref = ref_for_round(round_version)
     if ref is None:

@@ -86,7 +86,7 @@ def _null_values(df: pl.DataFrame, nulled: dict[int, dict[str, str]], source: st
         exprs.append(pl.concat_str([pl.col(NOTES_COLUMN), note], separator="; ", ignore_nulls=True).alias(NOTES_COLUMN))
     quarantine = []
     for row in rows.filter(pl.col("__row").is_in(list(nulled))).iter_rows(named=True):
-        for column, reason in nulled[row["__row"]].items():
+        for reason in nulled[row["__row"]].values():
             quarantine.append({
                 "source": source, "partition": partition,
                 "file": str(row.get(file_column)) if file_column else None, "record": str(row["__row"]),

@@ -8,13 +8,9 @@ from datetime import date
 
 import dagster as dg
 
-from pipelines.defs.operations.refresh_runner import (
-    materialized_metadata,
-    run_error,
-    run_job,
-)
-from pipelines.lib.warehouse.refresh_summary import StepOutcome, clip
-from pipelines.lib.warehouse.staging import staged_files
+from pipelines.lib.staging.files import staged_files
+from pipelines.lib.warehouse.summary import StepOutcome, clip
+from pipelines.runner.runs import materialized_metadata, run_error, run_job
 
 
 def refresh_prices(instance: dg.DagsterInstance, resources: dict, progress: Callable[[str], None] = lambda _: None,

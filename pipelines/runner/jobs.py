@@ -8,8 +8,6 @@ resource overrides."""
 
 from __future__ import annotations
 
-import functools
-import os
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -18,83 +16,10 @@ from dataclasses import asdict
 import dagster as dg
 
 from pipelines.lib.io.paths import published_db, warehouse_dir
+from pipelines.lib.staging.files import staged_files
 from pipelines.lib.warehouse.coverage import round_coverage
-from pipelines.lib.warehouse.refresh_summary import (
-    RefreshSummary,
-    StepOutcome,
-    check_detail,
-    is_unreachable,
-    readable_error,
-)
-from pipelines.lib.warehouse.staging import staged_files
-
-# Dagster's per-step lines and failure tracebacks drown the progress display; failures are
-# summarized one line each instead. MLPERF_DEBUG=1 shows Dagster's errors with their tracebacks.
-QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {
-    "log_level": "ERROR" if os.environ.get("MLPERF_DEBUG") else "CRITICAL"}}}}
-
-
-@functools.cache
-def _definitions() -> dg.Definitions:
-    from pipelines.definitions import defs
-
-    return defs()
-
-
-@functools.cache
-def job(name: str) -> dg.JobDefinition:
-    """A job of the definitions, resolved once per process."""
-    return _definitions().resolve_job_def(name)
-
-
-# On every run the CLI starts: the UI lists them as launched by `mlperf-warehouse refresh`, filterable.
-CLI_RUN_TAGS = {"mlperf/launched_by": "mlperf-warehouse refresh"}
-
-
-def run_job(name: str, instance: dg.DagsterInstance, resources: dict, partition_key: str | None = None,
-            ) -> dg.ExecuteInProcessResult:
-    """One run of a definitions job on `instance`, recorded there like a run launched from the UI."""
-    return job(name).execute_in_process(partition_key=partition_key, instance=instance, resources=resources,
-                                        raise_on_error=False, run_config=QUIET_RUN_CONFIG, tags=CLI_RUN_TAGS)
-
-
-def job_resources(*, url_template: str | None = None, rules_template: str | None = None, accept_shrink: bool = False,
-                  backoff_seconds: float = 1.0, price_sources=None, trusted_rules_refs: tuple[str, ...] = ()) -> dict:
-    """The jobs' resources as the definitions build them, with the CLI's flags in place."""
-    from pipelines.defs.prices.resources import price_sources_from_env
-    from pipelines.defs.resources import WarehouseLocation, results_source_from_env
-
-    return {
-        "results_source": results_source_from_env(url_template=url_template, rules_template=rules_template,
-                                                  accept_shrink=accept_shrink or None, backoff_seconds=backoff_seconds,
-                                                  trusted_rules_refs=list(trusted_rules_refs)),
-        "warehouse_location": WarehouseLocation(directory=str(warehouse_dir())),
-        "price_sources": price_sources or price_sources_from_env(backoff_seconds=backoff_seconds),
-    }
-
-
-def materialized_metadata(result: dg.ExecuteInProcessResult) -> dict[str, dict]:
-    """Each materialized asset's metadata values, by asset key."""
-    return {event.asset_key.to_user_string(): {k: v.value for k, v in event.materialization.metadata.items()}
-            for event in result.get_asset_materialization_events()}
-
-
-def run_error(result: dg.ExecuteInProcessResult, step_key: str | None = None) -> tuple[str, bool]:
-    """The first step failure of the run (or of `step_key`) as one readable line, and whether it says
-    the source could not be reached."""
-    for event in result.all_events:
-        if not (event.is_step_failure and event.step_failure_data and event.step_failure_data.error):
-            continue
-        if step_key is not None and event.step_key != step_key:
-            continue
-        chain, err = [], event.step_failure_data.error
-        while err is not None:
-            chain.append(err)
-            err = err.cause
-        user = next((e for e in chain if not (e.cls_name or "").startswith("Dagster")), chain[-1])
-        unreachable = is_unreachable([e.cls_name or "" for e in chain], [e.message or "" for e in chain])
-        return readable_error(user.message, user.cls_name), unreachable
-    return "failed", False
+from pipelines.lib.warehouse.summary import RefreshSummary, StepOutcome, check_detail
+from pipelines.runner.runs import job_resources, materialized_metadata, run_error, run_job
 
 
 def refresh(rounds: list[str], **kwargs) -> RefreshSummary:
@@ -115,7 +40,7 @@ def refresh(rounds: list[str], **kwargs) -> RefreshSummary:
 
 
 def _refresh(rounds: list[str], *, instance: dg.DagsterInstance | None = None, **kwargs) -> RefreshSummary:
-    from pipelines.defs.operations.instance import warehouse_instance
+    from pipelines.runner.instance import warehouse_instance
 
     with nullcontext(instance) if instance is not None else warehouse_instance() as active:
         return _refresh_on(rounds, active, **kwargs)
@@ -159,7 +84,7 @@ def _refresh_on(
         progress(f"[{index}/{len(rounds)}] {round_version}: {'ok' if result.success else 'FAILED'} in {seconds:.1f}s; {detail}")
 
     if prices:
-        from pipelines.defs.operations.refresh_prices import refresh_prices
+        from pipelines.runner.price_steps import refresh_prices
 
         summary.steps.extend(refresh_prices(instance, resources, progress))
 
@@ -181,7 +106,7 @@ def _refresh_on(
     summary.steps.append(StepOutcome("warehouse", result.success, time.perf_counter() - started, detail))
     # Rounds whose new data failed a structural test are not in the published build: named, and the
     # refresh fails (the rest was published).
-    from pipelines.lib.warehouse.build import read_published_info
+    from pipelines.lib.warehouse.publish import read_published_info
 
     for round_version, why in ((read_published_info() or {}).get("excluded_rounds") or {}).items():
         summary.steps.append(StepOutcome(f"round {round_version}", False, 0.0, f"new data left out: {why}"))

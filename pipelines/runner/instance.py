@@ -50,7 +50,7 @@ def warehouse_instance() -> Iterator[dg.DagsterInstance]:
     storage of its own), with the same files kept open by instance_storage.py's classes."""
     from dagster._core.instance.ref import InstanceRef
 
-    from pipelines.defs.operations.instance_storage import storage_overrides
+    from pipelines.runner.instance_storage import storage_overrides
 
     home = prepare_home()
     config = yaml.safe_load((home / "dagster.yaml").read_text()) or {}

@@ -1,0 +1,1 @@
+"""Staged tables: validation into valid rows and quarantine, and the Parquet files a build loads."""
