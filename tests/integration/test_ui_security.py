@@ -128,7 +128,9 @@ def test_a_non_loopback_host_is_warned_about(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr("subprocess.Popen", lambda *a, **k: type("Daemon", (), {
         "terminate": lambda self: None, "wait": lambda self, timeout=None: 0})())
     monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", str(tmp_path / "warehouse"))
-    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    # `ui` sets DAGSTER_HOME for the processes it starts; setting it first makes monkeypatch restore it.
+    monkeypatch.setenv("DAGSTER_HOME", "")
+    monkeypatch.delenv("DAGSTER_HOME")
     assert cli.main(["ui", "--host", "0.0.0.0"]) == 0
     err = capsys.readouterr().err
     assert "warning: --host 0.0.0.0 makes the UI reachable from other machines" in err
