@@ -87,7 +87,12 @@ def main(argv: list[str] | None = None) -> int:
     from pipelines.commands import UsageError
 
     args = build_parser().parse_args(argv)
+    args.settings = None
     try:
+        # The operator's settings, read once: the environment, then the command's --warehouse-dir.
+        from pipelines.settings import apply, load_settings
+
+        args.settings = apply(load_settings(warehouse_dir=getattr(args, "warehouse_dir", None)))
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:
         return 130
@@ -98,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # a clear one-line error for users; tracebacks with MLPERF_DEBUG=1
-        if os.environ.get("MLPERF_DEBUG"):
+        if args.settings is not None and args.settings.debug:
             raise
         from pipelines.lib.io.redaction import redact
 

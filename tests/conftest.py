@@ -3,11 +3,38 @@ import pytest
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch):
-    """A fresh warehouse directory for one test."""
+    """A fresh warehouse directory for one test: this process's (as the settings layer installs it) and the
+    environment's (for the processes and runs the test starts)."""
+    from pipelines.lib.io.paths import configure_warehouse_dir
+
     base = tmp_path / "warehouse"
     base.mkdir()
     monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", str(base))
+    configure_warehouse_dir(base)
     return base
+
+
+@pytest.fixture
+def settings_from_env():
+    """Read the settings from the environment now and install them in this process, as a command or a run
+    does when it starts (call it after monkeypatch.setenv)."""
+    from pipelines.settings import apply, load_settings
+
+    return lambda **overrides: apply(load_settings(**overrides))
+
+
+@pytest.fixture(autouse=True)
+def _process_settings_reset():
+    """Each test ends with this process's settings back at their defaults (a command run in-process applies
+    its settings: the warehouse folder, limits, allowed hosts)."""
+    yield
+    from pipelines.lib.io import limits
+    from pipelines.lib.io.http import configure_allowed_hosts
+    from pipelines.lib.io.paths import configure_warehouse_dir
+
+    limits.configure({})
+    configure_warehouse_dir(None)
+    configure_allowed_hosts(())
 
 
 @pytest.fixture(autouse=True)

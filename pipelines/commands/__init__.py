@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,13 +13,6 @@ from pathlib import Path
 def add_warehouse_dir(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warehouse-dir", metavar="DIR",
                         help="where the warehouse lives (default: MLPERF_WAREHOUSE_DIR or ./warehouse)")
-
-
-def export_warehouse_dir(args: argparse.Namespace) -> None:
-    """For commands that start Dagster or child processes: `--warehouse-dir` as MLPERF_WAREHOUSE_DIR, which
-    the definitions' resources and every child read."""
-    if args.warehouse_dir:
-        os.environ["MLPERF_WAREHOUSE_DIR"] = str(args.warehouse_dir)
 
 
 def warehouse_base(args: argparse.Namespace) -> Path | None:

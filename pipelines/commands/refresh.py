@@ -4,13 +4,12 @@ instance, then publish the warehouse."""
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import threading
 import time
 from datetime import date
 
-from pipelines.commands import add_warehouse_dir, export_warehouse_dir
+from pipelines.commands import add_warehouse_dir
 
 EXAMPLES = """examples:
   mlperf-warehouse refresh
@@ -49,20 +48,21 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    export_warehouse_dir(args)
     from pipelines.commands import parse_rounds
     from pipelines.lib.io.paths import warehouse_dir
     from pipelines.lib.io.redaction import redact
-    from pipelines.lib.mlperf.rounds import configured_rounds, results_url_template
+    from pipelines.lib.mlperf.rounds import results_url_template
     from pipelines.lib.mlperf.rules import rules_url_template
     from pipelines.lib.warehouse import preflight
 
-    rounds = parse_rounds(args.rounds) if args.rounds else configured_rounds()
+    settings = args.settings
+    rounds = parse_rounds(args.rounds) if args.rounds else list(settings.rounds)
     started = time.perf_counter()
     base = warehouse_dir()
-    results_template = results_url_template(args.results_url_template)
-    rules_template = rules_url_template(args.rules_url_template)
-    request = preflight.request_key(rounds, results_template, rules_template, prices=not args.no_prices)
+    results_template = results_url_template(args.results_url_template or settings.results_url_template)
+    rules_template = rules_url_template(args.rules_url_template or settings.rules_url_template)
+    request = preflight.request_key(rounds, results_template, rules_template, prices=not args.no_prices,
+                                    settings=settings.fingerprint())
     request["trusted_rules_refs"] = sorted(set(args.trust_rules_ref))
     if not (args.full or args.accept_shrink) and _nothing_changed(base, request):
         print(f"nothing changed since the last complete refresh: every source unchanged upstream, "
@@ -79,15 +79,16 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.runner.jobs import refresh
 
     try:
-        with Progress(len(rounds), base / "raw") as progress:
-            summary = refresh(rounds, url_template=results_template, rules_template=rules_template,
+        with Progress(len(rounds), base / "raw", settings.debug) as progress:
+            summary = refresh(rounds, settings, url_template=results_template, rules_template=rules_template,
                               accept_shrink=args.accept_shrink, prices=not args.no_prices,
                               trusted_rules_refs=tuple(sorted(set(args.trust_rules_ref))),
                               progress=lambda msg: progress.message(redact(msg)))
     finally:
         shutdown_pool()  # the rounds' scoring processes end with the refresh, not at interpreter exit
     if summary.ok:  # the next refresh may skip Dagster if nothing changes meanwhile
-        sources = [s for r in rounds for s in round_sources(r, results_template, rules_template, base)]
+        sources = [s for r in rounds for s in round_sources(r, results_template, rules_template, base,
+                                                            settings.rules_default_ref)]
         preflight.record(base, request, sources, date.today().isoformat() if not args.no_prices else None)
     print(redact(summary.render()))
     total = time.perf_counter() - started
@@ -123,11 +124,11 @@ class Progress:
     files, so the download code needs no hook); it disappears when done, leaving the summary.
     Elsewhere (a log, CI): one plain line as each step starts."""
 
-    def __init__(self, rounds: int, raw_dir) -> None:
+    def __init__(self, rounds: int, raw_dir, debug: bool = False) -> None:
         from rich.console import Console
 
         self.console = Console(stderr=True)
-        self.live = self.console.is_terminal and not os.environ.get("MLPERF_DEBUG")
+        self.live = self.console.is_terminal and not debug
         self.rounds, self.raw_dir = rounds, raw_dir
         self._stop = threading.Event()
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipelines.commands import add_warehouse_dir, export_warehouse_dir
+from pipelines.commands import add_warehouse_dir
 
 EXAMPLES = """examples:
   mlperf-warehouse ui                          # http://127.0.0.1:3000, read-only
@@ -52,13 +52,15 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def run(args: argparse.Namespace) -> int:
-    export_warehouse_dir(args)
     from pipelines.lib.io.files import atomic_write_text
     from pipelines.lib.io.paths import warehouse_dir
     from pipelines.runner.instance import prepare_home
 
     home = prepare_home()
     workspace = atomic_write_text(home / "workspace.yaml", WORKSPACE_YAML)
+    # The one place the CLI sets environment variables: for the processes the UI starts (the daemon, the
+    # code server and the runs they launch), which read their settings from the environment, as Dagster
+    # gives no other channel to them.
     os.environ.update(DAGSTER_HOME=str(home), MLPERF_WAREHOUSE_DIR=str(warehouse_dir()))
     if args.host not in LOOPBACK:
         print(f"warning: --host {args.host} makes the UI reachable from other machines; it has no login",

@@ -5,12 +5,13 @@ from pipelines.lib.mlperf.rounds import (
     results_url_template,
 )
 from pipelines.lib.mlperf.rules import DEFAULT_RULES_URL_TEMPLATE, rules_url_template
-from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK, max_shrink_from_env
+from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK
+from pipelines.settings import BaseMlperfSettings, apply, load_settings
 
 
 class Downloads(dg.ConfigurableResource):
-    """Retries and download limits of a resource that fetches; an unset limit means its environment
-    variable or default (README, "Limits and safety")."""
+    """Retries and download limits of a resource that fetches; an unset limit means the limit in force
+    (the settings, docs: "Settings and limits")."""
 
     max_attempts: int = 5
     backoff_seconds: float = 1.0
@@ -38,6 +39,8 @@ class MlperfResultsSource(Downloads):
     max_archive_bytes: int | None = None
     # refs of mlcommons/logging used although their content is not the digest rules_refs.csv pins
     trusted_rules_refs: list[str] = []
+    # the rules ref of a round rules_refs.csv does not list (None: the newest ref of the table)
+    rules_default_ref: str | None = None
 
     def policy(self):
         from pipelines.lib.io.limits import limit
@@ -46,7 +49,7 @@ class MlperfResultsSource(Downloads):
 
 
 class WarehouseLocation(dg.ConfigurableResource):
-    """The warehouse directory; empty means `MLPERF_WAREHOUSE_DIR` or `warehouse/`."""
+    """The warehouse directory; empty means the configured one (`warehouse_dir` setting) or `warehouse/`."""
 
     directory: str = ""
 
@@ -58,37 +61,38 @@ class WarehouseLocation(dg.ConfigurableResource):
         return Path(self.directory).resolve() if self.directory else warehouse_dir()
 
 
-def results_source_from_env(*, url_template: str | None = None, rules_template: str | None = None,
-                            accept_shrink: bool | None = None, trusted_rules_refs: list[str] | None = None,
-                            **overrides) -> MlperfResultsSource:
-    """MlperfResultsSource from MLPERF_RESULTS_URL_TEMPLATE, MLPERF_RULES_URL_TEMPLATE, MLPERF_MAX_SHRINK,
-    MLPERF_ACCEPT_SHRINK and MLPERF_TRUST_RULES_REFS (comma-separated refs); the CLI's flags add to or win
-    over them."""
-    if accept_shrink is None:
-        accept_shrink = dg.EnvVar("MLPERF_ACCEPT_SHRINK").get_value("").strip().lower() in ("1", "true", "yes")
-    from_env = [r.strip() for r in dg.EnvVar("MLPERF_TRUST_RULES_REFS").get_value("").split(",") if r.strip()]
-    overrides["trusted_rules_refs"] = sorted(set(from_env) | set(trusted_rules_refs or ()))
-    return MlperfResultsSource(url_template=results_url_template(url_template),
-                               rules_url_template=rules_url_template(rules_template),
-                               max_shrink=max_shrink_from_env(), accept_shrink=accept_shrink, **overrides)
+def results_source_from_settings(settings: BaseMlperfSettings | None = None, *, url_template: str | None = None,
+                                 rules_template: str | None = None, accept_shrink: bool | None = None,
+                                 trusted_rules_refs: list[str] | None = None, **overrides) -> MlperfResultsSource:
+    """MlperfResultsSource from the settings (default: loaded now); the CLI's flags add to or win over them."""
+    settings = settings or load_settings()
+    return MlperfResultsSource(
+        url_template=results_url_template(url_template or settings.results_url_template),
+        rules_url_template=rules_url_template(rules_template or settings.rules_url_template),
+        max_shrink=settings.max_shrink,
+        accept_shrink=settings.accept_shrink if accept_shrink is None else accept_shrink,
+        trusted_rules_refs=sorted(set(settings.trust_rules_refs) | set(trusted_rules_refs or ())),
+        rules_default_ref=settings.rules_default_ref, **overrides)
 
 
-def warehouse_location_from_env() -> WarehouseLocation:
-    return WarehouseLocation(directory=dg.EnvVar("MLPERF_WAREHOUSE_DIR").get_value("") or "")
+def warehouse_location_from_settings(settings: BaseMlperfSettings | None = None) -> WarehouseLocation:
+    return WarehouseLocation(directory=str((settings or load_settings()).warehouse_dir.resolve()))
 
 
 def locked(build, description: str) -> dg.ResourceDefinition:
-    """A resource run config cannot change: built from the environment (the operator's settings) when a run
-    starts, with an empty config schema, so a run launched from the UI with other source URLs, another
-    warehouse folder or other limits is refused before it starts. Secrets are `dg.EnvVar`s resolved then."""
-    return dg.ResourceDefinition(resource_fn=lambda _context: build().process_config_and_initialize(),
-                                 config_schema={}, description=description)
+    """A resource run config cannot change: built from the operator's settings (read, and applied to this
+    process, when a run starts), with an empty config schema, so a run launched from the UI with other source
+    URLs, another warehouse folder or other limits is refused before it starts. Secrets are `dg.EnvVar`s
+    resolved then."""
+    return dg.ResourceDefinition(
+        resource_fn=lambda _context: build(apply(load_settings())).process_config_and_initialize(),
+        config_schema={}, description=description)
 
 
 @dg.definitions
 def resources() -> dg.Definitions:
     return dg.Definitions(resources={
-        "results_source": locked(results_source_from_env, "Where round archives and rules archives come from "
+        "results_source": locked(results_source_from_settings, "Where round archives and rules archives come from "
                                  "(MLPERF_RESULTS_URL_TEMPLATE, MLPERF_RULES_URL_TEMPLATE), with download limits."),
-        "warehouse_location": locked(warehouse_location_from_env, "The warehouse directory (MLPERF_WAREHOUSE_DIR)."),
+        "warehouse_location": locked(warehouse_location_from_settings, "The warehouse directory (MLPERF_WAREHOUSE_DIR)."),
     })

@@ -2,8 +2,8 @@
 instance that `dg dev` shows: one mlperf_round_job run per round, one prices_job run for today, one
 warehouse_job run, then one outputs_job run after a publish.
 
-The jobs' resources are built by the same functions the definitions use (from the same MLPERF_*
-environment variables); the CLI's flags override single fields of them and are passed to the run as
+The jobs' resources are built by the same functions the definitions use, from the same settings
+(`pipelines/settings.py`); the CLI's flags override single fields of them and are passed to the run as
 resource overrides."""
 
 from __future__ import annotations
@@ -20,12 +20,16 @@ from pipelines.lib.staging.files import staged_files
 from pipelines.lib.warehouse.coverage import round_coverage
 from pipelines.lib.warehouse.summary import RefreshSummary, StepOutcome, check_detail
 from pipelines.runner.runs import job_resources, materialized_metadata, run_error, run_job
+from pipelines.settings import BaseMlperfSettings, apply, load_settings
 
 
-def refresh(rounds: list[str], **kwargs) -> RefreshSummary:
-    """Fetch and stage `rounds` (and prices), build, check and publish; the outcome is recorded for `status`."""
+def refresh(rounds: list[str], settings: BaseMlperfSettings | None = None, **kwargs) -> RefreshSummary:
+    """Fetch and stage `rounds` (and prices), build, check and publish; the outcome is recorded for `status`.
+    `settings`: the operator's (default: read from the environment now), applied to this process."""
     from pipelines.lib.io.locking import refresh_lock, remove_stale_files
     from pipelines.lib.warehouse.status import record_refresh_outcome
+
+    kwargs["settings"] = apply(settings or load_settings())
 
     with refresh_lock(warehouse_dir()):  # a second refresh of this directory raises WarehouseBusy
         remove_stale_files(warehouse_dir())
@@ -50,6 +54,7 @@ def _refresh_on(
     rounds: list[str],
     instance: dg.DagsterInstance,
     *,
+    settings: BaseMlperfSettings,
     url_template: str | None = None,
     rules_template: str | None = None,
     accept_shrink: bool = False,
@@ -65,14 +70,14 @@ def _refresh_on(
     instance.add_dynamic_partitions(
         mlperf_rounds.name, [r for r in rounds if not instance.has_dynamic_partition(mlperf_rounds.name, r)]
     )
-    resources = job_resources(url_template=url_template, rules_template=rules_template, accept_shrink=accept_shrink,
+    resources = job_resources(settings, url_template=url_template, rules_template=rules_template, accept_shrink=accept_shrink,
                               backoff_seconds=backoff_seconds, price_sources=price_sources,
                               trusted_rules_refs=trusted_rules_refs)
     summary = RefreshSummary()
     for index, round_version in enumerate(rounds, 1):
         progress(f"[{index}/{len(rounds)}] {round_version}: fetching and parsing ...")
         started = time.perf_counter()
-        result = run_job("mlperf_round_job", instance, resources, partition_key=round_version)
+        result = run_job("mlperf_round_job", instance, resources, partition_key=round_version, debug=settings.debug)
         seconds = time.perf_counter() - started
         unreachable = False
         if result.success:
@@ -86,7 +91,7 @@ def _refresh_on(
     if prices:
         from pipelines.runner.price_steps import refresh_prices
 
-        summary.steps.extend(refresh_prices(instance, resources, progress))
+        summary.steps.extend(refresh_prices(instance, resources, progress, debug=settings.debug))
 
     # A source that fails keeps its previous data: a results round's staged tables are only ever
     # replaced by a parse that passed its guards, and a price list's previous snapshot stays current
@@ -98,7 +103,7 @@ def _refresh_on(
         return summary
     progress("building and publishing the warehouse ...")
     started = time.perf_counter()
-    result = run_job("warehouse_job", instance, resources)
+    result = run_job("warehouse_job", instance, resources, debug=settings.debug)
     if result.success:
         summary.published, detail = _warehouse_detail(materialized_metadata(result))
     else:
@@ -116,7 +121,7 @@ def _refresh_on(
     if published.exists():
         summary.coverage = [row for row in round_coverage(published) if row["round"] in rounds]
     if summary.published:
-        summary.steps.append(_outputs(instance, resources, progress))
+        summary.steps.append(_outputs(instance, resources, progress, settings.debug))
     return summary
 
 
@@ -158,11 +163,11 @@ def _check_outcomes(result: dg.ExecuteInProcessResult, skip: set = frozenset()) 
     return outcomes
 
 
-def _outputs(instance, resources, progress) -> StepOutcome:
+def _outputs(instance, resources, progress, debug: bool) -> StepOutcome:
     """What is made from the new build (the outputs group: BI export and report)."""
     progress("refreshing the outputs (Parquet export, report) ...")
     started = time.perf_counter()
-    result = run_job("outputs_job", instance, resources)
+    result = run_job("outputs_job", instance, resources, debug=debug)
     if result.success:
         detail = "written: " + ", ".join(sorted(materialized_metadata(result)))
     else:

@@ -14,15 +14,15 @@ from pipelines.runner.runs import materialized_metadata, run_error, run_job
 
 
 def refresh_prices(instance: dg.DagsterInstance, resources: dict, progress: Callable[[str], None] = lambda _: None,
-                   *, day: str | None = None, price_sources=None) -> list[StepOutcome]:
-    from pipelines.defs.prices.resources import price_sources_from_env
+                   *, day: str | None = None, price_sources=None, debug: bool = False) -> list[StepOutcome]:
+    from pipelines.defs.prices.resources import price_sources_from_settings
 
     day = day or date.today().isoformat()
     all_resources = dict(resources)
     if price_sources is not None or "price_sources" not in all_resources:
-        all_resources["price_sources"] = price_sources or price_sources_from_env()
+        all_resources["price_sources"] = price_sources or price_sources_from_settings()
     progress(f"prices: fetching {day} from every provider ...")
-    result = run_job("prices_job", instance, all_resources, partition_key=day)
+    result = run_job("prices_job", instance, all_resources, partition_key=day, debug=debug)
     metadata = materialized_metadata(result)
     outcomes = []
     for step_key, seconds in _step_seconds(instance, result.run_id).items():

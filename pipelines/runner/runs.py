@@ -4,17 +4,17 @@ step uses (the results rounds, the price lists, the build, the outputs)."""
 from __future__ import annotations
 
 import functools
-import os
 
 import dagster as dg
 
-from pipelines.lib.io.paths import warehouse_dir
 from pipelines.lib.warehouse.summary import is_unreachable, readable_error
+from pipelines.settings import BaseMlperfSettings
 
-# Dagster's per-step lines and failure tracebacks drown the progress display; failures are
-# summarized one line each instead. MLPERF_DEBUG=1 shows Dagster's errors with their tracebacks.
-QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {
-    "log_level": "ERROR" if os.environ.get("MLPERF_DEBUG") else "CRITICAL"}}}}
+
+def run_config(debug: bool) -> dict:
+    """Dagster's per-step lines and failure tracebacks drown the progress display; failures are summarized
+    one line each instead. The `debug` setting (MLPERF_DEBUG=1) shows Dagster's errors with their tracebacks."""
+    return {"loggers": {"console": {"config": {"log_level": "ERROR" if debug else "CRITICAL"}}}}
 
 
 @functools.cache
@@ -35,24 +35,25 @@ CLI_RUN_TAGS = {"mlperf/launched_by": "mlperf-warehouse refresh"}
 
 
 def run_job(name: str, instance: dg.DagsterInstance, resources: dict, partition_key: str | None = None,
-            ) -> dg.ExecuteInProcessResult:
+            *, debug: bool = False) -> dg.ExecuteInProcessResult:
     """One run of a definitions job on `instance`, recorded there like a run launched from the UI."""
     return job(name).execute_in_process(partition_key=partition_key, instance=instance, resources=resources,
-                                        raise_on_error=False, run_config=QUIET_RUN_CONFIG, tags=CLI_RUN_TAGS)
+                                        raise_on_error=False, run_config=run_config(debug), tags=CLI_RUN_TAGS)
 
 
-def job_resources(*, url_template: str | None = None, rules_template: str | None = None, accept_shrink: bool = False,
-                  backoff_seconds: float = 1.0, price_sources=None, trusted_rules_refs: tuple[str, ...] = ()) -> dict:
-    """The jobs' resources as the definitions build them, with the CLI's flags in place."""
-    from pipelines.defs.prices.resources import price_sources_from_env
-    from pipelines.defs.resources import WarehouseLocation, results_source_from_env
+def job_resources(settings: BaseMlperfSettings, *, url_template: str | None = None, rules_template: str | None = None,
+                  accept_shrink: bool = False, backoff_seconds: float = 1.0, price_sources=None,
+                  trusted_rules_refs: tuple[str, ...] = ()) -> dict:
+    """The jobs' resources as the definitions build them from `settings`, with the CLI's flags in place."""
+    from pipelines.defs.prices.resources import price_sources_from_settings
+    from pipelines.defs.resources import results_source_from_settings, warehouse_location_from_settings
 
     return {
-        "results_source": results_source_from_env(url_template=url_template, rules_template=rules_template,
-                                                  accept_shrink=accept_shrink or None, backoff_seconds=backoff_seconds,
-                                                  trusted_rules_refs=list(trusted_rules_refs)),
-        "warehouse_location": WarehouseLocation(directory=str(warehouse_dir())),
-        "price_sources": price_sources or price_sources_from_env(backoff_seconds=backoff_seconds),
+        "results_source": results_source_from_settings(
+            settings, url_template=url_template, rules_template=rules_template, accept_shrink=accept_shrink or None,
+            backoff_seconds=backoff_seconds, trusted_rules_refs=list(trusted_rules_refs)),
+        "warehouse_location": warehouse_location_from_settings(settings),
+        "price_sources": price_sources or price_sources_from_settings(settings, backoff_seconds=backoff_seconds),
     }
 
 

@@ -3,6 +3,21 @@
 -- grain: accelerator
 -- depends on: raw_accelerator_seed, raw_mlperf_accelerator_map
 -- description: One row per accelerator: vendor, memory and dense peak FLOP/s, each with its source.
+-- columns:
+--   accelerator varchar: the accelerator's key: vendor-model-form-memory, e.g. nvidia-h100-sxm-80gb
+--   vendor varchar: nvidia, amd, intel, google, aws, huawei, graphcore, ...
+--   model varchar: the accelerator's name for people, e.g. H100 SXM 80GB
+--   memory_gb double: memory per accelerator, GB
+--   peak_dense_bf16_flops double: peak dense (no structured sparsity) BF16 tensor FLOP/s per accelerator (NULL: none in the hardware, or no figure verified)
+--   flops_source varchar: where peak_dense_bf16_flops comes from (vendor data sheet and date)
+--   note varchar: how the peaks were read off their sources, or why one is NULL
+--   peak_dense_fp8_flops double: peak dense FP8 tensor FLOP/s per accelerator (NULL: no FP8 in the hardware, or no figure verified)
+--   fp8_flops_source varchar: where peak_dense_fp8_flops comes from
+--   peak_dense_fp4_flops double: peak dense FP4 tensor FLOP/s per accelerator (NULL: no FP4 in the hardware, or no figure verified)
+--   fp4_flops_source varchar: where peak_dense_fp4_flops comes from
+--   model_number varchar: the vendor's model number (H100, MI300X, TPU v5p, ...)
+--   form_factor varchar: sxm, pcie, nvl, oam, ... (NULL: one form only)
+--   accelerator_source varchar: reference (a row of accelerators.csv) or derived_by_rule (a key the naming rule derived for a model with no reference row; its peaks are NULL)
 -- One row per accelerator: the reference rows of accelerators.csv (vendor, memory, peak dense BF16
 -- FP8 and FP4 FLOP/s per accelerator, each with its source) plus one row per key the naming rule
 -- derived for a model we hold no reference row for (e.g. a new `amd-mi4xx`): those have NULL

@@ -3,24 +3,32 @@
 -- grain: benchmark
 -- depends on: raw_benchmark_seed, dim_benchmark_dataset
 -- description: One row per MLPerf Training benchmark: task, model FLOPs per sample, units, bounds.
+-- columns:
+--   benchmark varchar
+--   task varchar: what the benchmark trains for (language modelling, image classification, ...)
+--   model varchar: the reference model (GPT-3 175B, ResNet-50, ...)
+--   parameters double: the model's parameters (NULL: not used for a FLOPs figure)
+--   convergence_unit varchar: the unit its logs count the convergence point in: samples, tokens or epochs (fct_training_run converts every unit to samples)
+--   tokens_or_samples_per_sample double: tokens per sequence for the LLMs (a gpt3 sample is 2,048 tokens)
+--   model_flops_per_sample double: model FLOPs to train on one sample (NULL: no sound figure; flops_derivation says why)
+--   model_flops_per_convergence_unit double: the same per unit of convergence_unit (epochs: of the current dataset)
+--   flops_derivation varchar: how the FLOPs figure was derived (e.g. 6 × parameters × tokens), or why there is none
+--   source varchar: where the benchmark's reference figures come from
+--   throughput_unit varchar: the unit of every throughput of the benchmark: its samples per second (images/s, tokens/s, ...)
+--   block_work varchar: how a training block's work is read from the logs
+--   dataset varchar: the current training set (dim_benchmark_dataset)
+--   dataset_size double: samples in one epoch of the current training set
+--   dataset_size_source varchar: where dataset_size comes from
+--   earlier_dataset_size double: samples per epoch of the training set before the current one (NULL: it never changed)
+--   earlier_dataset_last_round varchar: the last round that trained on the earlier training set
+--   olympic_runs_dropped integer: runs the official olympic mean drops at each end (unet3d: 4, others: 1)
+--   samples_to_converge_min double: the fewest samples to converge that are plausible (absolute, from the reference convergence points)
+--   samples_to_converge_max double: the most samples to converge that are plausible; outside the bounds a run's sample-based metrics are NULL with the reason
+--   bounds_source varchar: where samples_to_converge_min and _max come from
 -- One row per MLPerf Training benchmark: what it trains, the model FLOPs one sample costs (with
 -- how that figure was derived; NULL where no sound figure exists), its units and the plausible range
 -- of its convergence point. Inputs: raw_benchmark_seed (pipelines/lib/reference/benchmarks.csv) and
 -- dim_benchmark_dataset (its training set by round).
--- Columns:
---   convergence_unit     the unit its logs count the convergence point in: samples, tokens (gpt3) or
---                        epochs (fct_training_run converts every unit to samples)
---   tokens_or_samples_per_sample  tokens per sequence for the LLMs (a gpt3 sample is 2,048 tokens)
---   model_flops_per_sample        model FLOPs to train on one sample (NULL: no sound figure)
---   model_flops_per_convergence_unit  the same per unit of convergence_unit (epochs: of the current dataset)
---   throughput_unit      the unit of every throughput of the benchmark: its samples per second
---   block_work           how a training block's work is read from the logs
---   dataset, dataset_size, dataset_size_source   the current training set (dim_benchmark_dataset)
---   earlier_dataset_size, earlier_dataset_last_round  the one before it, and the last round that used it
---   olympic_runs_dropped the runs the official olympic mean drops at each end
---   samples_to_converge_min, samples_to_converge_max  plausible samples to converge (absolute, from
---                        the reference convergence points): outside them a run's sample-based metrics
---                        are NULL with the reason; bounds_source says where they come from
 with dated as (
     select *, row_number() over (partition by benchmark order by first_round_order desc) as recency
     from dim_benchmark_dataset

@@ -3,16 +3,17 @@
 -- grain: benchmark, first_round
 -- depends on: raw_benchmark_dataset_seed
 -- description: The training set of each benchmark by round, with its samples per epoch and a source.
+-- columns:
+--   benchmark varchar
+--   first_round varchar: the first round that trained on this dataset
+--   last_round varchar: the last round that did (NULL: still current)
+--   first_round_order integer: first_round as a sortable number (round_order())
+--   last_round_order integer: last_round as a sortable number (NULL: still current)
+--   dataset varchar: what the training set is
+--   samples_per_epoch double: samples in one pass over it (one epoch)
+--   source varchar: where samples_per_epoch comes from
 -- A benchmark keeps its name when its dataset changes (ssd: COCO until v1.1, OpenImages for RetinaNet
 -- from v2.0), so the samples of an epoch are dated. Input: pipelines/lib/reference/benchmark_datasets.csv.
--- Columns:
---   benchmark          the benchmark (results folder name)
---   first_round        the first round that trained on this dataset
---   last_round         the last one (NULL: still current)
---   first_round_order, last_round_order  the same as round_order() numbers (last: NULL when current)
---   dataset            what the training set is
---   samples_per_epoch  samples in one pass over it (one epoch)
---   source             where that figure comes from
 select
     trim(benchmark) as benchmark,
     trim(first_round) as first_round,

@@ -3,17 +3,15 @@
 -- grain: submitter
 -- depends on: stg_mlperf_runs, stg_mlperf_systems, raw_submitter_alias_seed
 -- description: Every submitter folder spelling, with the one spelling of its organization and why.
+-- columns:
+--   submitter varchar
+--   organization varchar: the organization: the alias table's (submitter_aliases.csv, matched case-insensitively), else the spelling most results use
+--   organization_source varchar: the alias table's source, or 'case-insensitive: ...' naming the spellings taken as one
+--   rounds varchar: the rounds this spelling appears in
 -- Results folders spell one organization several ways (NVIDIA/nvidia, Krai/krai) and were renamed
 -- (DellEMC → Dell; smc, smc-ac-power, smc-dc-power are Supermicro). `submitter` stays the folder's
 -- spelling everywhere (it is part of every result's key: smc and smc-ac-power publish the same system
 -- names); `organization` is the one spelling to group by.
--- Columns:
---   submitter          the results folder's spelling (the key in every table)
---   organization       the organization: the alias table's (pipelines/lib/reference/submitter_aliases.csv,
---                      matched case-insensitively), else the spelling of the same name, case aside, that
---                      most results use (ties: the latest round's, then the first by name)
---   organization_source  the alias table's source, or 'case-insensitive: ...'
---   rounds             the rounds this spelling appears in
 with spellings as (
     select submitter, round, count(*) as results
     from (

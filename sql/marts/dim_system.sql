@@ -3,19 +3,36 @@
 -- grain: round, submitter, system
 -- depends on: stg_mlperf_systems, raw_mlperf_accelerator_map, int_submitter_cloud, dim_submitter, dim_accelerator, raw_framework_family_seed
 -- description: Systems of every round, with the accelerator key of dim_accelerator.
+-- columns:
+--   round varchar
+--   submitter varchar
+--   system varchar
+--   system_name varchar
+--   division varchar
+--   availability varchar
+--   availability_category varchar
+--   accelerator_model_name varchar
+--   accelerator varchar
+--   accelerator_mapping varchar: mapped, deliberately_unmapped (CPU-only systems, on purpose) or unmapped (the unmapped_accelerators check names it)
+--   accelerators_per_node bigint: accelerators per node, from the systems file
+--   number_of_nodes bigint: nodes, from the systems file
+--   accelerator_count bigint
+--   host_processor_model_name varchar: the host CPU, as the systems file names it
+--   host_processors_per_node bigint: host CPUs per node
+--   framework varchar: the software stack as the systems file states it
+--   submitter_declared varchar: the submitter the systems file itself states (may differ from the folder's spelling)
+--   official_row_expected boolean: the systems file has every field MLCommons' results table needs
+--   repaired_keys varchar: systems-file keys read under a corrected spelling (key->normalised key)
+--   source_file varchar: the systems file inside the round's archive
+--   precision_stated varchar: the training format the systems file states (fp8, bf16, fp4; NULL: not stated)
+--   precision_evidence varchar: the systems-file text that states it
+--   organization varchar
+--   accelerator_memory_gb double: memory per accelerator: the GB the name states (an H100 96GB), else the reference part's
+--   accelerator_memory_source varchar: name or reference part
+--   framework_family varchar: the software family: the system folder name decides first, then the description's framework; several there and none in the name: mixed(...); none: the framework text
+--   values_nulled varchar: values of the systems file refused by validation, nulled, with the reason
 -- Systems of every round, keyed by (round, submitter, system); `system` is the file stem,
 -- equal to the results folder name.
--- Columns added to the systems file's fields:
---   organization           the submitter's one spelling (dim_submitter)
---   accelerator            the dim_accelerator key the accelerator name maps to (NULL: unmapped)
---   accelerator_memory_gb  memory per accelerator: the GB the name states (an H100 96GB maps to the
---                          H100 part, whose reference row says 80), else the reference part's
---   accelerator_memory_source  'name' or 'reference part'
---   framework_family       the software family (pipelines/lib/reference/framework_families.csv): matched
---                          on the system folder name first (it names the framework of multi-framework
---                          descriptions), then on the description's framework; several there and none
---                          in the name: 'mixed(...)'; none: the framework text
---   values_nulled          values of the systems file refused by validation, nulled with the reason
 with families as (
     select framework_family, pattern from raw_framework_family_seed
 ),

@@ -3,6 +3,21 @@
 -- grain: provider, sku, region, pricing_model, price_source
 -- depends on: fct_cloud_price
 -- description: The latest snapshot of each price key.
+-- columns:
+--   provider varchar
+--   sku varchar
+--   region varchar
+--   pricing_model varchar
+--   accelerator varchar
+--   accelerators_per_instance bigint
+--   price_per_hour_usd double
+--   price_per_accelerator_hour_usd double
+--   effective_date date
+--   fetched_at timestamp with time zone
+--   source_url varchar
+--   raw_ref varchar
+--   snapshot varchar
+--   price_source varchar
 -- The latest snapshot of each price key (provider, sku, region, pricing_model, price_source).
 select * exclude (latest_rank)
 from (

@@ -3,6 +3,32 @@
 -- grain: round, submitter, system, benchmark
 -- depends on: int_result_score, fct_training_run, dim_system
 -- description: Official results: the score as published and under today's rules, with the runs behind it.
+-- columns:
+--   round varchar
+--   submitter varchar
+--   system varchar
+--   benchmark varchar
+--   division varchar
+--   availability varchar
+--   accelerator_model_name varchar
+--   accelerator_count bigint
+--   runs_total bigint: result files of the result
+--   runs_dropped bigint: runs the published rules dropped (target not reached, rule failures, ...)
+--   runs_in_mean bigint: runs in the olympic mean the score is (after the fastest and slowest are dropped)
+--   rcp_scaling_factor double: the benchmark folder's scaling.json factor the mean was multiplied by (1 when none)
+--   score_minutes double
+--   no_score_reason varchar: why there is no published score (too many runs dropped, ...)
+--   global_batch_size double: mean global batch size over the scored runs (a double: runs can differ)
+--   samples_to_converge double: mean samples to converge over the olympic-mean runs, in samples (NULL unless each of them has the figure)
+--   has_system_description boolean: the result's systems file was read
+--   ruleset_ref varchar
+--   score_minutes_current_rules double: the score under today's pinned mlperf-logging package (NULL: it gives none)
+--   runs_dropped_current_rules bigint: runs today's rules drop
+--   current_rules_drop_reason varchar: why today's rules reject runs the published rules accepted (NULL when both agree)
+--   carried_over_from varchar: the earlier round all its scored runs were first published in (NULL: some run is new)
+--   epochs_to_converge double: mean passes over the training set to converge, olympic-mean runs (epoch-counted benchmarks)
+--   samples_to_converge_null_reason varchar: why samples_to_converge is NULL (the first olympic-mean run's reason)
+--   duplicate_of varchar: submitter/system of another folder of the same round and benchmark with exactly the same runs (NULL: canonical)
 -- `score_minutes` is the score as MLCommons published it (the round's own rules, `ruleset_ref`);
 -- `score_minutes_current_rules` is what today's pinned mlperf-logging package gives, and
 -- `current_rules_drop_reason` why it rejects runs the published rules accepted. Flags (scores

@@ -3,6 +3,60 @@
 -- grain: round, run_file
 -- depends on: stg_mlperf_runs, int_run_scoring, dim_benchmark, dim_benchmark_dataset
 -- description: One row per result file: verdicts under both rule bases, times, samples, throughputs.
+-- columns:
+--   round varchar
+--   submitter varchar
+--   system varchar
+--   benchmark varchar
+--   run_file varchar
+--   run_file_name varchar: the result log's file name (result_0.txt, ...)
+--   status varchar: scored or dropped, under the published rules
+--   scored boolean: the run counts toward the score as published: it passed the round's own rules
+--   drop_reason varchar: why the published rules drop it (NULL: scored)
+--   run_start_ms double: the run_start time stamp, ms since the epoch
+--   run_stop_ms double: the run_stop time stamp, ms since the epoch
+--   time_to_train_minutes double: run_stop − run_start, minutes (the official time to train of the run)
+--   global_batch_size bigint: the logged global batch size
+--   samples_to_converge double: samples to converge, in the benchmark's samples (NULL with samples_to_converge_null_reason)
+--   seed double: the logged seed
+--   steady_state_throughput double: median throughput of the training blocks after the first, samples/s (NULL with throughput_null_reason)
+--   throughput_unit varchar
+--   in_olympic_mean boolean: the run is in the published score's olympic mean
+--   run_status varchar: run_stop's logged status (success, aborted, ...)
+--   ruleset varchar: the rule folder that judged it as published (training_4.1.0, ...)
+--   ruleset_ref varchar
+--   scored_current_rules boolean: the run counts under today's pinned mlperf-logging package
+--   current_rules_drop_reason varchar: why today's rules drop it (NULL: they do not)
+--   in_olympic_mean_current_rules boolean: the run is in the olympic mean under today's rules
+--   benchmark_logged varchar: the benchmark the log's submission_benchmark line names
+--   log_lines bigint: lines in the result log
+--   mllog_lines bigint: MLPerf log lines in it
+--   parse_errors bigint: MLPerf log lines that do not parse
+--   log_sha256 varchar: sha256 of the result file's bytes as published
+--   run_identity varchar: the run: its run_start–run_stop instant (ms), else log_sha256 (finds runs republished with a few lines changed)
+--   first_seen_round varchar: the earliest loaded round the same run appears in
+--   first_seen_submitter varchar: the submitter it appears under there
+--   first_seen_system varchar: the system it appears under there
+--   precision_logged varchar: the training format the log's configuration states (fp8, bf16, fp16, fp4; NULL: not stated)
+--   precision_evidence varchar: the log line that states it
+--   end_to_end_throughput double: samples_to_converge ÷ time to train, samples/s
+--   steady_to_end_to_end_ratio double: steady_state_throughput ÷ end_to_end_throughput
+--   throughput_check_reason varchar: why the run is no scaling evidence: its ratio lies outside [0.9, 3.0] (NULL: it passes)
+--   throughput_null_reason varchar: why the throughputs are NULL (no counted progress, unknown dataset size, a benchmark-round median ratio outside [0.9, 1.5], ...)
+--   throughput_counting varchar: how a block's work was read (vocabulary throughput_counting: running_total, block_count, epoch_markers, eval_markers)
+--   progress_counted_in varchar: the unit the log counts a block's progress in (vocabulary progress_unit)
+--   log_throughput double: the steady-state throughput in the log's own unit, before conversion to samples
+--   log_throughput_unit varchar: that unit (samples/s, epochs/s, tokens/s, ...)
+--   samples_per_epoch double: samples in one epoch for this run (the log's train_samples when it is a known size, else the dated dataset table)
+--   epochs_to_converge double: passes over the training set to converge (epoch-counted benchmarks)
+--   samples_to_converge_null_reason varchar: why samples_to_converge is NULL (not read, or outside dim_benchmark's absolute bounds)
+--   convergence_progress double: the convergence point as logged, in convergence_counted_in
+--   convergence_counted_in varchar: the unit of convergence_progress (vocabulary progress_unit: samples, tokens, epochs, steps)
+--   convergence_source varchar: the log key it was read from (eval_accuracy samples_count, ...)
+--   samples_per_epoch_source varchar: where samples_per_epoch comes from (log: train_samples, or dataset table: ...)
+--   samples_per_epoch_flag varchar: where the log's train_samples and the dated dataset table disagree (NULL: they agree or one is missing)
+--   train_samples_logged double: the train_samples the log states
+--   values_nulled varchar: values of the run nulled by validation, with the reason
 -- `scored` = the run counts toward the score as published (it passed the round's own rules);
 -- `in_olympic_mean` = it survived the olympic trimming too. The `*_current_rules` columns say the
 -- same under today's pinned mlperf-logging package.

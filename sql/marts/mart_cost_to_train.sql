@@ -3,6 +3,35 @@
 -- grain: round, submitter, system, benchmark, provider, sku, region, pricing_model
 -- depends on: fct_training_result, dim_system, fct_cloud_price_current, int_submitter_cloud, raw_cloud_provider_seed
 -- description: What one official training run costs at each current price option of its accelerator.
+-- columns:
+--   round varchar
+--   submitter varchar
+--   system varchar
+--   system_name varchar
+--   benchmark varchar
+--   division varchar
+--   availability varchar
+--   accelerator varchar
+--   accelerator_count bigint
+--   score_minutes double
+--   provider varchar
+--   sku varchar
+--   region varchar
+--   pricing_model varchar
+--   accelerators_per_instance bigint
+--   price_per_hour_usd double
+--   price_per_accelerator_hour_usd double
+--   cost_to_train_usd double: score hours × accelerator_count × price per accelerator-hour, USD: one official training run at this price
+--   perf_per_dollar double: trainings per USD: 1 ÷ cost_to_train_usd
+--   accelerator_hours double: score hours × accelerator_count
+--   is_native_cloud boolean
+--   effective_date date
+--   fetched_at timestamp with time zone
+--   source_url varchar
+--   price_source varchar
+--   availability_category varchar
+--   provider_kind varchar
+--   is_bookable boolean: a hyperscaler or neocloud lists it at a fixed rate, on demand or committed (the one definition of a headline price)
 -- What one official training run costs at each current price option of the system's accelerator:
 -- score (hours) × accelerator count × price per accelerator-hour.
 -- Where a price came from (`price_source`): a provider's own API beats the curated list, which beats

@@ -3,6 +3,19 @@
 -- grain: round, accelerator
 -- depends on: fct_training_result, dim_system, mart_cost_to_train, fct_cloud_price_current
 -- description: How many scored results have a cost to train, and why the rest have none.
+-- columns:
+--   round varchar
+--   accelerator varchar: the dim_accelerator key; the declared model name when it maps to no key; '(no systems file)' when the systems file is missing or quarantined
+--   accelerator_is_mapped boolean: the accelerator maps to a dim_accelerator key
+--   has_system_file boolean: the results' systems files were read
+--   scored_results bigint: scored results with this accelerator
+--   costed_results bigint: of those, the results with at least one cost to train
+--   uncosted_results bigint: the results with none
+--   uncosted_systems varchar: submitter/system of every result left without a cost
+--   cost_coverage double: costed_results ÷ scored_results
+--   priced_by varchar: the providers and price sources that price this accelerator, e.g. gcp (catalog), oci (list)
+--   no_cost_reason varchar: why results have no cost (no accelerator key, no systems file, no public price found)
+--   sources_searched varchar: every provider and price source of the build: where a price was looked for
 -- How many scored results have a cost to train, and why the rest have none.
 -- `accelerator` is the dim_accelerator key; the declared model name when
 -- the systems file's accelerator maps to no key; '(no systems file)' for results whose systems

@@ -3,18 +3,43 @@
 -- grain: round, submitter, system, benchmark
 -- depends on: fct_training_result, dim_system, mart_cost_to_train
 -- description: One row per scored result: its cheapest bookable cost to train, and the cheapest market price beside it.
+-- columns:
+--   round varchar
+--   submitter varchar
+--   organization varchar
+--   system varchar
+--   system_name varchar
+--   benchmark varchar
+--   division varchar
+--   accelerator varchar
+--   accelerator_count bigint
+--   score_minutes double
+--   accelerator_hours double: score hours × accelerator_count
+--   cost_to_train_usd double: the cheapest bookable cost to train, USD (NULL: no bookable price; no_cost_reason says why)
+--   perf_per_dollar double: trainings per USD at that cost
+--   price_per_accelerator_hour_usd double: the price per accelerator-hour that cost uses, USD
+--   provider varchar: the provider of that price
+--   provider_kind varchar
+--   region varchar: the region of that price
+--   pricing_model varchar: the pricing model of that price (vocabulary pricing_model)
+--   sku varchar: the SKU of that price
+--   price_source varchar
+--   is_native_cloud boolean
+--   effective_date date
+--   source_url varchar
+--   marketplace_cost_to_train_usd double: the cheapest market cost (marketplaces and spot capacity), USD: a snapshot nobody can book
+--   marketplace_price_per_accelerator_hour_usd double: the price per accelerator-hour of that market option
+--   marketplace_provider varchar: the provider of that market price
+--   marketplace_provider_kind varchar: marketplace, or the kind of a provider whose spot price it is
+--   marketplace_region varchar: the region of that market price
+--   marketplace_pricing_model varchar: the pricing model of that market price (spot for spot capacity)
+--   no_cost_reason varchar: why there is no bookable cost (no accelerator key, no count, no bookable price for the accelerator)
 -- The headline cost of each scored result (what the report and the site show). A price is
 -- *bookable* when a hyperscaler or a neocloud lists it at a fixed rate: on demand, or committed
 -- (reserved, savings plan, committed use): mart_cost_to_train.is_bookable, its one definition.
 -- Everything else is a *market* price: marketplaces (auctions, resale) and spot capacity anywhere,
 -- whose prices are snapshots nobody can book. So `min(cost_to_train_usd)` here is a price anyone
 -- can book; the market figure sits beside it.
--- Columns:
---   cost_to_train_usd ... source_url   the cheapest bookable option (score hours × accelerators ×
---                                      price per accelerator-hour), with the price row it used
---   marketplace_*                      the cheapest market option, with its provider and pricing model
---   no_cost_reason                     why there is no bookable cost (no accelerator key, no count,
---                                      no bookable price for the accelerator)
 with bookable as (
     select *
     from mart_cost_to_train

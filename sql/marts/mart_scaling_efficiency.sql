@@ -3,6 +3,41 @@
 -- grain: round, submitter, benchmark, accelerator, division, framework_family, system
 -- depends on: fct_training_result, fct_training_run, dim_system
 -- description: Scaling of each family across accelerator counts, relative to the family's base.
+-- columns:
+--   round varchar
+--   submitter varchar
+--   benchmark varchar
+--   accelerator varchar: the dim_system accelerator key, else the declared accelerator model name
+--   accelerator_is_canonical boolean: accelerator is a dim_accelerator key (not a declared name)
+--   division varchar
+--   base_system varchar: the family's base: its smallest system (ties: the fastest score, then the name)
+--   system varchar
+--   system_name varchar
+--   base_accelerator_count bigint: the base's accelerator count
+--   accelerator_count bigint
+--   size_ratio double: accelerator_count ÷ base_accelerator_count
+--   base_score_minutes double: the base's official score, minutes
+--   score_minutes double
+--   speedup double: base_score_minutes ÷ score_minutes
+--   convergence_scaling_efficiency double: speedup ÷ size_ratio: how much of the added hardware became a shorter time to train
+--   base_throughput double: the base's mean steady-state throughput, samples/s
+--   throughput double: this system's mean steady-state throughput over the runs that pass the throughput check, samples/s
+--   throughput_unit varchar
+--   relative_throughput double: throughput ÷ base_throughput
+--   weak_scaling_efficiency double: throughput_scaling_efficiency of weak pairs only (NULL for other kinds)
+--   is_base boolean: this row is the family's base
+--   family_size bigint: results in the family
+--   framework_family varchar
+--   is_scaling_pair boolean: a larger system than the base (rows of the base's size are not scaling rows)
+--   base_global_batch_size double: the base's mean global batch size
+--   global_batch_size double: this system's mean global batch size
+--   scaling_kind varchar: weak, strong or mixed (vocabulary scaling_kind), from how the global batch grows with the size; NULL when a batch size is unknown
+--   throughput_exclusion varchar: how many runs were left out of the mean throughput, and why
+--   weak_scaling_flag varchar: why a throughput efficiency outside [0.30, 1.10] may be so (the per-accelerator batch ratio), or cause unknown
+--   throughput_scaling_efficiency double: relative_throughput ÷ size_ratio, for every kind of pair
+--   throughput_scaling_null_reason varchar: why the throughput efficiencies are NULL (e.g. above 2 with a per-accelerator batch that does not grow)
+--   per_accelerator_batch_ratio double: (global_batch_size ÷ accelerator_count) ÷ the base's
+--   organization varchar
 -- Scaling of each family across accelerator counts, relative to the family's base: its smallest
 -- accelerator_count; ties broken by the lowest (fastest) score, then by system name.
 -- A family compares like with like: same round, submitter, benchmark, accelerator, division and

@@ -3,6 +3,34 @@
 -- grain: round, submitter, system, benchmark
 -- depends on: fct_training_result, fct_training_run, dim_system, dim_accelerator, dim_benchmark
 -- description: Model FLOPs utilization of each official result, against the peak of its precision.
+-- columns:
+--   round varchar
+--   submitter varchar
+--   system varchar
+--   benchmark varchar
+--   division varchar
+--   accelerator varchar
+--   accelerator_count bigint
+--   peak_dense_bf16_flops double: the accelerator's dense BF16 peak, FLOP/s (dim_accelerator)
+--   convergence_unit varchar: the unit the benchmark's logs count convergence in (dim_benchmark)
+--   model_flops_per_convergence_unit double: model FLOPs per unit of convergence_unit (dim_benchmark)
+--   flops_derivation varchar: how the FLOPs figure was derived (dim_benchmark)
+--   runs_in_mean bigint: olympic-mean runs the figures average over
+--   samples_to_converge double: mean samples to converge over those runs
+--   time_to_train_minutes double: mean run_start → run_stop time over those runs, minutes (evaluation included)
+--   score_minutes double
+--   model_flops_to_train double: samples_to_converge × model_flops_per_sample
+--   achieved_flops_per_accelerator double: model FLOP/s per accelerator over the time to train
+--   mfu double: model FLOPs utilization: achieved ÷ peak_flops_used (NULL with mfu_null_reason; never above 1)
+--   precision varchar: the training format the figure assumes (vocabulary precision: fp4, fp8, bf16, fp16)
+--   precision_source varchar: where the precision comes from (vocabulary precision_source: log, system_description, stack, assumed_bf16)
+--   precision_evidence varchar: the text that states it
+--   peak_dense_fp8_flops double: the accelerator's dense FP8 peak, FLOP/s
+--   peak_flops_used double: the dense peak of the result's precision, FLOP/s (FP16 uses the BF16 peak)
+--   mfu_null_reason varchar: why mfu is NULL (no FLOPs figure, no peak, no samples, a figure above 1, ...)
+--   peak_dense_fp4_flops double: the accelerator's dense FP4 peak, FLOP/s
+--   model_flops_per_sample double: model FLOPs to train on one sample (dim_benchmark)
+--   mfu_basis varchar: what the figure was measured against: the peak, its accelerator and where the precision came from
 -- Model FLOPs utilization of each scored result:
 --   samples to converge × model FLOPs per sample
 --     / (time to train × accelerators × peak dense FLOP/s in the result's training precision)

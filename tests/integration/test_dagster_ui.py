@@ -187,13 +187,13 @@ def test_the_four_jobs_cover_every_asset_and_check_by_group():
 
 
 def test_mlperf_accept_shrink_reaches_the_results_resource(monkeypatch):
-    from pipelines.defs.resources import results_source_from_env
+    from pipelines.defs.resources import results_source_from_settings
 
     monkeypatch.delenv("MLPERF_ACCEPT_SHRINK", raising=False)
-    assert results_source_from_env().accept_shrink is False
-    assert results_source_from_env(accept_shrink=True).accept_shrink is True  # the CLI's --accept-shrink
+    assert results_source_from_settings().accept_shrink is False
+    assert results_source_from_settings(accept_shrink=True).accept_shrink is True  # the CLI's --accept-shrink
     monkeypatch.setenv("MLPERF_ACCEPT_SHRINK", "1")
-    assert results_source_from_env().accept_shrink is True
+    assert results_source_from_settings().accept_shrink is True
     monkeypatch.setenv("MLPERF_RESULTS_URL_TEMPLATE", "file:///mirror/training_results_{version}.tar.gz")
-    assert results_source_from_env().url_template == "file:///mirror/training_results_{version}.tar.gz"
-    assert results_source_from_env(url_template="/x/{version}.tgz").url_template == "/x/{version}.tgz"
+    assert results_source_from_settings().url_template == "file:///mirror/training_results_{version}.tar.gz"
+    assert results_source_from_settings(url_template="/x/{version}.tgz").url_template == "/x/{version}.tgz"

@@ -51,7 +51,7 @@ def evaluate(instance: dg.DagsterInstance, cursor: str | None):
 
 
 def test_discover_rounds_follows_pages_and_sends_token(github):
-    found = discover_rounds()
+    found = discover_rounds(api_url=github.server.url, token="test-token")
     assert found.rounds == ["v4.1", "v5.0", "v5.1", "v6.0"] and found.etag == ETAG
     requests = github.server.requests_for("/orgs/mlcommons/repos")
     assert len(requests) == 2 and all(h["authorization"] == "Bearer test-token" for _, _, h in requests)

@@ -150,8 +150,9 @@ def test_the_overall_deadline_ends_a_transfer_that_is_fast_enough_but_endless(se
     _no_leftovers(dest)
 
 
-def test_limits_come_from_the_environment(server, tmp_path, monkeypatch):
+def test_limits_come_from_the_environment(server, tmp_path, monkeypatch, settings_from_env):
     monkeypatch.setenv("MLPERF_MAX_RESPONSE_BYTES", str(MiB))
+    settings_from_env()
     server.route("/endless", endless())
     dest = tmp_path / "x.bin"
     error, _, largest = _fetch_watching_size(server.url + "/endless", dest, RetryPolicy(max_attempts=1))
@@ -186,11 +187,12 @@ def test_links_found_upstream_must_be_http_on_the_configured_host(link):
         check_followed_url(link, "http://127.0.0.1:8080/api", "test link")
 
 
-def test_relative_links_and_allowed_mirror_hosts_are_followed(monkeypatch):
+def test_relative_links_and_allowed_mirror_hosts_are_followed(monkeypatch, settings_from_env):
     assert check_followed_url("/offers/x.json", "https://pricing.example", "t") == "https://pricing.example/offers/x.json"
     with pytest.raises(UnsafeURL, match="MLPERF_ALLOWED_HOSTS"):
         check_followed_url("https://mirror.example/x", "https://pricing.example", "t")
     monkeypatch.setenv("MLPERF_ALLOWED_HOSTS", "mirror.example, other.example")
+    settings_from_env()
     assert check_followed_url("https://mirror.example/x", "https://pricing.example", "t") == "https://mirror.example/x"
 
 

@@ -18,7 +18,7 @@ from pipelines.defs.prices.assets import (
     gcp_prices,
     oci_prices,
 )
-from pipelines.defs.prices.resources import price_sources_from_env
+from pipelines.defs.prices.resources import price_sources_from_settings
 from pipelines.defs.resources import WarehouseLocation
 from pipelines.lib.io.paths import published_db
 from pipelines.lib.warehouse import build as warehouse
@@ -58,7 +58,7 @@ def site(tmp_path, monkeypatch):
 
 
 def run(assets, day: str, base: Path, instance=None) -> dg.ExecuteInProcessResult:
-    resources = {"price_sources": price_sources_from_env(max_attempts=3, backoff_seconds=0.01),
+    resources = {"price_sources": price_sources_from_settings(max_attempts=3, backoff_seconds=0.01),
                  "warehouse_location": WarehouseLocation(directory=str(base))}
     return dg.materialize(assets, partition_key=day, resources=resources, raise_on_error=False,
                           instance=instance or dg.DagsterInstance.ephemeral())
@@ -214,14 +214,14 @@ def test_gcp_without_key_is_skipped(site, monkeypatch):
 
 
 def test_refresh_prices_one_failure_does_not_stop_others(site):
-    from pipelines.defs.prices.resources import price_sources_from_env
+    from pipelines.defs.prices.resources import price_sources_from_settings
     from pipelines.runner.price_steps import refresh_prices
 
     server, base = site
     server.route(OCI, lambda *_: Reply(404, b"gone"))
     outcomes = refresh_prices(dg.DagsterInstance.ephemeral(),
                               {"warehouse_location": WarehouseLocation(directory=str(base))},
-                              day=DAY2, price_sources=price_sources_from_env(max_attempts=2, backoff_seconds=0.01))
+                              day=DAY2, price_sources=price_sources_from_settings(max_attempts=2, backoff_seconds=0.01))
     by_name = {o.name: o for o in outcomes}
     assert set(by_name) == {"prices azure", "prices aws", "prices gcp", "prices oci", "prices curated",
                             "prices catalog"}

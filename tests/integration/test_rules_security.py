@@ -102,9 +102,11 @@ def test_a_round_missing_from_the_table_needs_its_ref_trusted(monkeypatch):
     check_pinned(ruleset, frozenset({"some-fork-ref"}))
 
 
-def test_a_rules_archive_that_inflates_past_its_bound_is_refused_fast(tmp_path, warehouse, monkeypatch):
+def test_a_rules_archive_that_inflates_past_its_bound_is_refused_fast(tmp_path, warehouse, monkeypatch,
+                                                                      settings_from_env):
     """A small download with a huge member outside the checker folder: the whole stream is bounded."""
     monkeypatch.setenv("MLPERF_MAX_RULES_ARCHIVE_TOTAL_BYTES", str(16 << 20))
+    settings_from_env(warehouse_dir=warehouse)
     zeros = tmp_path / "zeros.bin"
     with open(zeros, "wb") as fh:
         fh.truncate(256 << 20)  # 256 MiB of zeros: a few hundred KB compressed
@@ -121,7 +123,8 @@ def test_a_rules_archive_that_inflates_past_its_bound_is_refused_fast(tmp_path, 
     assert "inflates past 16,777,216 bytes" in detail and "MLPERF_MAX_RULES_ARCHIVE_TOTAL_BYTES" in detail
 
 
-def test_a_round_past_its_scoring_deadline_ends_its_workers_and_says_so_in_one_line(tmp_path, warehouse, monkeypatch):
+def test_a_round_past_its_scoring_deadline_ends_its_workers_and_says_so_in_one_line(tmp_path, warehouse, monkeypatch,
+                                                                                  settings_from_env):
     """Rules in the language, but slow: nested loops over every log line in a BEGIN block. The round's
     deadline ends the worker processes; the round is refused in one line and nothing is left running."""
     from pipelines.lib.mlperf.round_parser import ScoringDeadline, parse_round
@@ -139,6 +142,7 @@ def test_a_round_past_its_scoring_deadline_ends_its_workers_and_says_so_in_one_l
     archive = tmp_path / "big.tar.gz"
     archive.write_bytes(make_archive(members))
     monkeypatch.setenv("MLPERF_SCORING_DEADLINE_SECONDS", "3")
+    settings_from_env(warehouse_dir=warehouse)
     started = time.perf_counter()
     with pytest.raises(ScoringDeadline) as caught:
         parse_round(archive, ROUND, rules, workers=2)

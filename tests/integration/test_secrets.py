@@ -49,8 +49,8 @@ CASES = {
 }
 
 
-def test_the_gcp_key_is_found_nowhere_after_the_failure_cases(tmp_path, warehouse, monkeypatch, capsys):
-    from pipelines.defs.prices.resources import price_sources_from_env
+def test_the_gcp_key_is_found_nowhere_after_the_failure_cases(tmp_path, warehouse, monkeypatch, capsys, settings_from_env):
+    from pipelines.defs.prices.resources import price_sources_from_settings
     from pipelines.defs.resources import WarehouseLocation
     from pipelines.runner.price_steps import refresh_prices
 
@@ -59,6 +59,7 @@ def test_the_gcp_key_is_found_nowhere_after_the_failure_cases(tmp_path, warehous
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     monkeypatch.setenv("MLPERF_GCP_API_KEY", KEY)
     monkeypatch.setenv("MLPERF_MAX_RESPONSE_BYTES", str(1 << 20))
+    settings_from_env(warehouse_dir=warehouse)
     outcomes = []
     with HostileServer() as server, dg.DagsterInstance.get() as instance:
         for variable in ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_OCI_PRICES_URL"):
@@ -68,7 +69,7 @@ def test_the_gcp_key_is_found_nowhere_after_the_failure_cases(tmp_path, warehous
             for service in GCP_SERVICES.values():
                 server.route(GCP_SKUS_PATH.format(service=service), CASES.get(case, fixed(b"{}")))
             url = _closed_port_url() if case == "connection_refused" else server.url
-            sources = price_sources_from_env(gcp_url=url, backoff_seconds=0.01, max_attempts=2)
+            sources = price_sources_from_settings(gcp_url=url, backoff_seconds=0.01, max_attempts=2)
             steps = refresh_prices(instance, resources, print, price_sources=sources)
             outcomes.append((case, next(s for s in steps if s.name == "prices gcp")))
         # The full refresh records its outcome for `status` and renders the summary.

@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from pipelines.lib.io import limits
 from pipelines.lib.mlperf.archive import ArchiveError, iter_members
 from pipelines.lib.mlperf.mllog import MLLOG, parse_log
 from pipelines.lib.mlperf.tables import round_frames
@@ -65,7 +66,7 @@ def bomb_archive(path: Path, member_size: int, *, line: int | None = None, good_
 
 
 def test_a_member_over_the_member_limit_is_quarantined_naming_the_limit(tmp_path, monkeypatch):
-    monkeypatch.setenv("MLPERF_MAX_MEMBER_BYTES", str(16 * MiB))
+    limits.configure({"max_member_bytes": 16 * MiB})
     archive = bomb_archive(tmp_path / "a.tar.gz", 64 * MiB)
     assert archive.stat().st_size < 200_000  # a gzip bomb: 64 MiB in a few kB
     frames = round_frames(archive, "v4.1", package_rules("v4.1"))
@@ -75,7 +76,7 @@ def test_a_member_over_the_member_limit_is_quarantined_naming_the_limit(tmp_path
 
 
 def test_a_line_over_the_line_limit_refuses_the_member_without_buffering_it(tmp_path, monkeypatch):
-    monkeypatch.setenv("MLPERF_MAX_LINE_BYTES", str(MiB))
+    limits.configure({"max_line_bytes": MiB})
     archive = bomb_archive(tmp_path / "a.tar.gz", 32 * MiB)  # no newline at all
     frames = round_frames(archive, "v4.1", package_rules("v4.1"))
     reasons = frames["quarantine"].filter(pl.col("file").str.ends_with("result_9.txt"))["reason"].to_list()
@@ -103,7 +104,7 @@ def test_universal_newlines_match_the_official_parser(tmp_path):
 
 
 def test_the_archive_total_limit_fails_the_source_with_one_line(tmp_path, monkeypatch):
-    monkeypatch.setenv("MLPERF_MAX_ARCHIVE_TOTAL_BYTES", str(4 * MiB))
+    limits.configure({"max_archive_total_bytes": 4 * MiB})
     archive = bomb_archive(tmp_path / "a.tar.gz", 8 * MiB)
     with pytest.raises(ArchiveError, match="over the 4 MiB total decompressed limit") as caught:
         list(iter_members(archive))
@@ -113,7 +114,9 @@ def test_the_archive_total_limit_fails_the_source_with_one_line(tmp_path, monkey
 PEAK_RSS_SCRIPT = """
 import sys
 from pathlib import Path
+from pipelines.lib.io import limits
 from pipelines.lib.mlperf.round_parser import RoundRules
+limits.configure({"max_parse_workers": 1})
 from pipelines.lib.mlperf.rules import package_ruleset
 from pipelines.lib.mlperf.tables import round_frames
 frames = round_frames(Path(sys.argv[1]), "v4.1", RoundRules(package_ruleset("v4.1"), package_ruleset("v4.1")))
@@ -127,8 +130,7 @@ def test_a_zero_filled_member_is_read_in_bounded_memory(tmp_path):
     """256 MiB of zeros with newlines (under every default limit): read line by line, never whole."""
     archive = bomb_archive(tmp_path / "a.tar.gz", 256 * MiB, line=4096)
     proc = subprocess.run([sys.executable, "-c", PEAK_RSS_SCRIPT, str(archive)], capture_output=True, text=True,
-                          cwd=PROJECT_ROOT, env={"PYTHONPATH": str(PROJECT_ROOT),
-                                                               "MLPERF_PARSE_WORKERS": "1", "PATH": "/usr/bin:/bin"})
+                          cwd=PROJECT_ROOT, env={"PYTHONPATH": str(PROJECT_ROOT), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
     peak_mb = int(proc.stdout.splitlines()[-1])
     assert "no MLPerf log lines" in proc.stdout  # the member became a quarantine row

@@ -10,6 +10,7 @@ import pytest
 
 from pipelines.lib.io.http import fetch_to_file, unchanged_upstream
 from pipelines.lib.warehouse import preflight
+from pipelines.settings import load_settings
 from support.http_server import LoopbackServer
 
 
@@ -61,7 +62,8 @@ def _setup(base, server, prices=False):
     fetch_to_file(url, dest)
     (base / "staging" / "mlperf_runs").mkdir(parents=True)
     (base / "staging" / "mlperf_runs" / "v1.0.parquet").write_bytes(b"x")
-    request = preflight.request_key(["v1.0"], f"{server.url}/{{version}}", "rules/{ref}", prices)
+    request = preflight.request_key(["v1.0"], f"{server.url}/{{version}}", "rules/{ref}", prices,
+                                    load_settings().fingerprint())
     preflight.record(base, request, [(url, dest)], date.today().isoformat() if prices else None)
     return request
 
@@ -73,10 +75,12 @@ def test_skip_only_when_everything_is_as_recorded(upstream, tmp_path, monkeypatc
     request = _setup(base, server)
     assert preflight.unchanged_since_last_refresh(base, request) is None
 
-    other = preflight.request_key(["v1.0", "v2.1"], f"{server.url}/{{version}}", "rules/{ref}", False)
+    other = preflight.request_key(["v1.0", "v2.1"], f"{server.url}/{{version}}", "rules/{ref}", False,
+                                  load_settings().fingerprint())
     assert "other rounds" in preflight.unchanged_since_last_refresh(base, other)
     monkeypatch.setenv("MLPERF_MAX_SHRINK", "0.5")  # a setting changed: a full refresh
-    changed = preflight.request_key(["v1.0"], f"{server.url}/{{version}}", "rules/{ref}", False)
+    changed = preflight.request_key(["v1.0"], f"{server.url}/{{version}}", "rules/{ref}", False,
+                                    load_settings().fingerprint())
     assert "settings" in preflight.unchanged_since_last_refresh(base, changed)
     monkeypatch.delenv("MLPERF_MAX_SHRINK")
 
@@ -100,7 +104,7 @@ def test_prices_are_refreshed_once_a_day_and_secrets_stay_out_of_the_manifest(up
     request = _setup(base, server, prices=True)
     assert preflight.unchanged_since_last_refresh(base, request) is None
     manifest = (base / "staging" / "_meta" / preflight.MANIFEST).read_text()
-    assert "AIzaFAKE" not in manifest and '"MLPERF_GCP_API_KEY": "set"' in manifest
+    assert "AIzaFAKE" not in manifest and '"gcp_api_key": "set"' in manifest
 
     preflight.record(base, request, [], "2000-01-01")
     assert "price lists" in preflight.unchanged_since_last_refresh(base, request)

@@ -51,7 +51,8 @@ def mlperf_rules_archive(
 ) -> dg.MaterializeResult:
     round_version = context.partition_key
     policy = results_source.policy()
-    ref, fetched = fetch_rules(round_version, results_source.rules_url_template, warehouse_location.path(), policy)
+    ref, fetched = fetch_rules(round_version, results_source.rules_url_template, warehouse_location.path(), policy,
+                               results_source.rules_default_ref)
     if ref is None:
         context.log.info(f"{round_version}: no rules release exists; runs must start, stop and succeed")
         return dg.MaterializeResult(metadata={"ref": "none", "why": "v0.5 predates the rules releases"})
@@ -76,7 +77,8 @@ def mlperf_round_tables(
 ) -> dg.MaterializeResult:
     staged = stage_round(context.partition_key, warehouse_location.path(),
                          max_shrink=results_source.max_shrink, accept_shrink=results_source.accept_shrink,
-                         trusted_rules_refs=frozenset(results_source.trusted_rules_refs))
+                         trusted_rules_refs=frozenset(results_source.trusted_rules_refs),
+                         default_ref=results_source.rules_default_ref)
     context.log.info(
         f"{context.partition_key}: {'unchanged, not re-parsed' if staged.skipped else 'parsed'}; "
         f"rows {staged.row_counts}, quarantined {staged.quarantine_count}"

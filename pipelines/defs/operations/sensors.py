@@ -37,12 +37,15 @@ def _add_and_fetch(rounds: list[str], why: str, cursor: str | None = None) -> dg
 def mlperf_round_discovery(context: dg.SensorEvaluationContext):
     from pipelines.lib.io.http import FetchError
     from pipelines.lib.mlperf.discovery import discover_rounds
+    from pipelines.settings import apply, load_settings
 
+    settings = apply(load_settings())
     cursor = json.loads(context.cursor or "{}")
     if cursor.get("skip_until", 0) > time.time():
         return dg.SkipReason(f"GitHub rate limit: waiting until epoch {cursor['skip_until']:.0f}")
     try:
-        found = discover_rounds(cursor.get("etag"))
+        found = discover_rounds(cursor.get("etag"), api_url=settings.github_api_url,
+                                token=settings.github_token.get_secret_value() if settings.github_token else None)
     except FetchError as exc:  # GitHub down: try again next interval, keep the cursor
         return dg.SkipReason(f"GitHub API unavailable: {exc}")
     if found.skip_until is not None:
@@ -64,10 +67,10 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
     "partitions and are fetched: adding a round is configuration, with or without GitHub discovery.",
 )
 def configured_rounds(context: dg.SensorEvaluationContext):
-    from pipelines.lib.mlperf.rounds import configured_rounds as rounds_from_config
+    from pipelines.settings import load_settings
 
     known = set(context.instance.get_dynamic_partitions(mlperf_rounds.name))
-    new = [r for r in rounds_from_config() if r not in known]
+    new = [r for r in load_settings().rounds if r not in known]
     if not new:
         return dg.SkipReason("every configured round is a partition already")
     return _add_and_fetch(new, "configured")

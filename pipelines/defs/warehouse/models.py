@@ -18,6 +18,7 @@ from pipelines.defs.resources import WarehouseLocation
 from pipelines.lib.warehouse import build as warehouse
 from pipelines.lib.warehouse.models import (
     DERIVED_TABLES,
+    PUBLIC_PREFIXES,
     Model,
     external_relations,
     load_models,
@@ -27,7 +28,6 @@ from pipelines.lib.warehouse.models import (
 
 MODELS = load_models()
 SQL_TESTS = load_tests(MODELS)
-PUBLIC_PREFIXES = ("dim_", "fct_", "mart_")  # the tables of the public contract (README)
 # What the report and the site read from the published warehouse.
 REPORT_INPUTS = ("dim_accelerator", "dim_benchmark", "dim_system", "fct_training_result", "fct_training_run",
                  "mart_cost_to_train", "mart_scaling_efficiency", "mart_utilization")
@@ -56,6 +56,17 @@ def _upstream_assets(relation: str) -> list[dg.AssetKey]:
     return []
 
 
+def column_schema(model: Model, built: list[tuple[str, str]] | None = None) -> dg.TableSchema | None:
+    """The model's columns with their header descriptions: the declared types at definition time (so the
+    UI shows them before any run), the built file's types after a build."""
+    described = {c.name: c.description for c in model.columns}
+    columns = built if built is not None else [(c.name, c.type) for c in model.columns]
+    if not columns:
+        return None
+    return dg.TableSchema(columns=[dg.TableColumn(name, type_, description=described.get(name))
+                                   for name, type_ in columns])
+
+
 def _spec(model: Model) -> dg.AssetSpec:
     external = external_relations()
     deps: list[dg.AssetKey] = []
@@ -78,7 +89,7 @@ def _spec(model: Model) -> dg.AssetSpec:
             "sql": f"sql/{model.layer}/{model.name}.sql",
             "reads": ", ".join(model.depends_on),
             "seeds": (", ".join(seeds) + " (package data loaded by the build, not assets)") if seeds else "none",
-        },
+        } | ({"dagster/column_schema": schema} if (schema := column_schema(model)) else {}),
         # Weekly results refresh plus a day of slack: older than that, the UI shows the facts stale.
         freshness_policy=(dg.FreshnessPolicy.time_window(fail_window=timedelta(days=8))
                           if model.name.startswith("fct_") else None),
@@ -162,8 +173,7 @@ def warehouse_models(context: dg.AssetExecutionContext, warehouse_location: Ware
             asset_key=name,
             metadata={
                 "dagster/row_count": stats.rows,
-                "dagster/column_schema": dg.TableSchema(
-                    columns=[dg.TableColumn(column, data_type) for column, data_type in stats.columns]),
+                "dagster/column_schema": column_schema(MODELS[name], stats.columns),
                 "kind": MODELS[name].kind,
                 "build": result.build,
                 "published": result.published,

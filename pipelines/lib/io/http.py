@@ -96,9 +96,9 @@ class _Limits:
     def of(cls, policy: RetryPolicy) -> _Limits:
         return cls(
             policy.max_bytes if policy.max_bytes is not None else limit("max_response_bytes"),
-            policy.min_rate_bytes if policy.min_rate_bytes is not None else limit("min_rate_bytes"),
+            policy.min_rate_bytes if policy.min_rate_bytes is not None else limit("min_rate_bytes_per_second"),
             policy.min_rate_seconds if policy.min_rate_seconds is not None else limit("min_rate_seconds"),
-            policy.deadline_seconds if policy.deadline_seconds is not None else limit("deadline_seconds"),
+            policy.deadline_seconds if policy.deadline_seconds is not None else limit("download_deadline_seconds"),
             time.monotonic(),
         )
 
@@ -493,6 +493,16 @@ def read_bounded(resp: requests.Response, url: str, policy: RetryPolicy = RetryP
     return body
 
 
+_allowed_hosts: frozenset[str] = frozenset()
+
+
+def configure_allowed_hosts(hosts: list[str] | tuple[str, ...] | frozenset[str]) -> None:
+    """Install the hosts (besides each base URL's own) whose links may be followed: the settings layer's
+    `MLPERF_ALLOWED_HOSTS`, for mirrors."""
+    global _allowed_hosts
+    _allowed_hosts = frozenset(h.strip().lower() for h in hosts if h.strip())
+
+
 def check_followed_url(link: str, base_url: str, what: str) -> str:
     """`link` (found in an upstream response), resolved against `base_url`, if it may be followed.
 
@@ -516,8 +526,7 @@ def check_followed_url(link: str, base_url: str, what: str) -> str:
         return str(target)
     resolved = urljoin(base_url, link)
     parts = urlsplit(resolved)
-    allowed = {(base_parts.hostname or "").lower()} | {
-        h.strip().lower() for h in os.environ.get("MLPERF_ALLOWED_HOSTS", "").split(",") if h.strip()}
+    allowed = {(base_parts.hostname or "").lower()} | _allowed_hosts
     if parts.scheme not in ("http", "https"):
         raise UnsafeURL(f"{what}: refusing {resolved!r}: only http(s) links are followed")
     if (parts.hostname or "").lower() not in allowed:

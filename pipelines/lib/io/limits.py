@@ -1,77 +1,91 @@
-"""Resource limits for untrusted input, each configurable by an environment variable.
+"""Resource limits for untrusted input: each one defined here, once (name, default, what it bounds).
 
-One place for every cap, so the README's "Limits and safety" table and the code agree. Values are
-read when asked for (not at import), so tests and operators can change them per process.
+The values in force are the process's: `configure` installs them (the settings layer, `pipelines/settings.py`,
+reads them from `MLPERF_<NAME>` once and passes them here; parse workers get them from their parent), and
+`limit`/`share` read them. This module reads no environment.
 """
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
+ENV_PREFIX = "MLPERF_"  # every setting's environment variable is ENV_PREFIX + its name in capitals
 
-# name -> (environment variable, default, what it bounds)
-SETTINGS: dict[str, tuple[str, float, str]] = {
-    "max_archive_bytes": ("MLPERF_MAX_ARCHIVE_BYTES", 1 * GiB, "bytes of one results or rules archive download"),
-    "max_offer_bytes": ("MLPERF_MAX_AWS_OFFER_BYTES", 8 * GiB, "bytes of one AWS offer file download"),
-    "max_response_bytes": ("MLPERF_MAX_RESPONSE_BYTES", 256 * MiB, "bytes of any other download or response"),
-    "min_rate_bytes": ("MLPERF_MIN_RATE_BYTES_PER_SECOND", 10 * KiB, "slowest accepted transfer rate"),
-    "min_rate_seconds": ("MLPERF_MIN_RATE_SECONDS", 60, "window over which the rate is measured"),
-    "deadline_seconds": ("MLPERF_DOWNLOAD_DEADLINE_SECONDS", 1800, "wall time of one download, retries included"),
-    "max_member_bytes": ("MLPERF_MAX_MEMBER_BYTES", 512 * MiB, "decompressed bytes of one archive member"),
-    "max_json_member_bytes": ("MLPERF_MAX_JSON_MEMBER_BYTES", 16 * MiB, "bytes of one JSON member (read whole)"),
-    "max_archive_total_bytes": ("MLPERF_MAX_ARCHIVE_TOTAL_BYTES", 32 * GiB, "decompressed bytes of a whole archive"),
-    "max_line_bytes": ("MLPERF_MAX_LINE_BYTES", 4 * MiB, "bytes of one line of a result log"),
-    "max_json_depth": ("MLPERF_MAX_JSON_DEPTH", 256, "nesting depth of any JSON document"),
-    "max_config_bytes": ("MLPERF_MAX_CONFIG_BYTES", 1 * MiB,
-                         "bytes of a result log's configuration lines before run_start (read for its precision)"),
-    "max_rule_file_bytes": ("MLPERF_MAX_RULE_FILE_BYTES", 1 * MiB, "bytes of one rule file of a rules archive"),
-    "max_rule_files_bytes": ("MLPERF_MAX_RULE_FILES_BYTES", 32 * MiB, "bytes of all rule files of a rules archive"),
-    "max_rules_download_bytes": ("MLPERF_MAX_RULES_DOWNLOAD_BYTES", 16 * MiB,
-                                 "bytes of one rules archive download (real ones: under 200 KB)"),
-    "max_rules_archive_total_bytes": ("MLPERF_MAX_RULES_ARCHIVE_TOTAL_BYTES", 64 * MiB,
-                                      "decompressed bytes of a whole rules archive, every member counted"),
-    "scoring_deadline_seconds": ("MLPERF_SCORING_DEADLINE_SECONDS", 1800,
-                                 "wall time to parse and score one round (its worker processes are ended)"),
-    "query_timeout_seconds": ("MLPERF_QUERY_TIMEOUT_SECONDS", 60, "wall time of one `query` statement"),
-    "query_memory_bytes": ("MLPERF_QUERY_MEMORY_BYTES", 2 * GiB, "memory one `query` or `shell` session may use"),
-    # A share, not a size: read with `share`.
-    "max_shrink": ("MLPERF_MAX_SHRINK", 0.25,
-                   "share of a round's counted results that may vanish against the published build"),
+# name -> (default, what it bounds). The environment variable of each is MLPERF_<NAME>.
+LIMITS: dict[str, tuple[float, str]] = {
+    "max_archive_bytes": (1 * GiB, "bytes of one results archive download (counted on the wire and decoded)"),
+    "max_aws_offer_bytes": (8 * GiB, "bytes of one AWS offer file download"),
+    "max_response_bytes": (256 * MiB, "bytes of any other download or response (price pages, GitHub API)"),
+    "min_rate_bytes_per_second": (10 * KiB, "slowest accepted transfer rate; slower over the window: abandoned"),
+    "min_rate_seconds": (60, "window over which the transfer rate is measured"),
+    "download_deadline_seconds": (1800, "wall time of one download, retries and back-off included"),
+    "max_member_bytes": (512 * MiB, "decompressed bytes of one archive member (larger: quarantined unread)"),
+    "max_json_member_bytes": (16 * MiB, "bytes of one JSON member (systems files, scaling.json), read whole"),
+    "max_archive_total_bytes": (32 * GiB, "decompressed bytes of a whole results archive"),
+    "max_line_bytes": (4 * MiB, "bytes of one line of a result log (longer: the log is quarantined)"),
+    "max_json_depth": (256, "nesting depth of any JSON document"),
+    "max_config_bytes": (1 * MiB, "bytes of a result log's configuration lines before run_start (read for its precision)"),
+    "max_rule_file_bytes": (1 * MiB, "bytes of one rule file of a rules archive"),
+    "max_rule_files_bytes": (32 * MiB, "bytes of all rule files of a rules archive"),
+    "max_rules_download_bytes": (16 * MiB, "bytes of one rules archive download (real ones: under 200 KB)"),
+    "max_rules_archive_total_bytes": (64 * MiB, "decompressed bytes of a whole rules archive, every member counted"),
+    "max_parse_workers": (4, "scoring processes of a refresh, at most (never more than the machine's cores)"),
+    "scoring_deadline_seconds": (1800, "wall time to parse and score one round (its worker processes are ended)"),
+    "query_timeout_seconds": (60, "wall time of one `query` statement"),
+    "query_memory_bytes": (2 * GiB, "memory one `query` or `shell` session may use"),
+    "max_shrink": (0.25, "share of a round's counted results that may vanish against the published build"),
 }
-SHARES = frozenset({"max_shrink"})
+SHARES = frozenset({"max_shrink"})  # a share between 0 and 1, not a size: read with `share`
+_values: dict[str, float] = {}
 
 
-def _setting(name: str) -> tuple[str, float, str]:
-    """(environment variable, value, its text) of a setting: the variable if set, else the default."""
-    variable, default, _ = SETTINGS[name]
-    text = os.environ.get(variable, "").strip().replace("_", "")
-    if not text:
-        return variable, default, text
-    try:
-        return variable, float(text), text
-    except ValueError as exc:
-        raise ValueError(f"{variable}={text!r} is not a number") from exc
+def variable(name: str) -> str:
+    """The environment variable that sets a limit (for messages: the settings layer reads it)."""
+    return ENV_PREFIX + name.upper()
+
+
+def check(name: str, value: float) -> float:
+    """`value` if it is valid for the limit `name`, else ValueError saying why."""
+    if name not in LIMITS:
+        raise KeyError(f"no limit named {name!r}")
+    if name in SHARES and not 0 <= value <= 1:
+        raise ValueError(f"{variable(name)} must be a share between 0 and 1, not {value!r}")
+    if name not in SHARES and not value > 0:
+        raise ValueError(f"{variable(name)} must be positive, not {value!r}")
+    return value
+
+
+def configure(values: Mapping[str, float]) -> None:
+    """Install the limits in force in this process (unnamed ones keep their defaults)."""
+    checked = {name: check(name, float(value)) for name, value in values.items()}
+    _values.clear()
+    _values.update(checked)
+
+
+def current() -> dict[str, float]:
+    """The limits set by `configure` (for a worker process to install the same)."""
+    return dict(_values)
+
+
+def _value(name: str) -> float:
+    if name not in LIMITS:
+        raise KeyError(f"no limit named {name!r}")
+    return _values.get(name, LIMITS[name][0])
 
 
 def limit(name: str) -> int:
-    """The current value of a limit: its environment variable (a number; `1e9` allowed), else the default."""
+    """The limit in force: the configured value, else the default."""
     if name in SHARES:
         raise KeyError(f"{name} is a share: read it with share()")
-    variable, value, text = _setting(name)
-    if not value > 0:
-        raise ValueError(f"{variable} must be positive, got {text!r}")
-    return int(value)
+    return int(_value(name))
 
 
 def share(name: str) -> float:
-    """The current value of a share setting (between 0 and 1): its environment variable, else the default."""
+    """The share in force (between 0 and 1): the configured value, else the default."""
     if name not in SHARES:
         raise KeyError(f"{name} is not a share: read it with limit()")
-    variable, value, text = _setting(name)
-    if not 0 <= value <= 1:
-        raise ValueError(f"{variable} must be a share between 0 and 1, not {text!r}")
-    return value
+    return _value(name)
 
 
 def human(n: float) -> str:

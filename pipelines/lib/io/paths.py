@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 # Relative to the current directory: a checkout gets its git-ignored warehouse/, an installed copy the
 # directory it runs in; never a folder inside site-packages.
 DEFAULT_WAREHOUSE_DIR = Path("warehouse")
+_configured: Path | None = None
+
+
+def configure_warehouse_dir(directory: Path | str | None) -> None:
+    """Install this process's warehouse directory (the settings layer does, from `MLPERF_WAREHOUSE_DIR` or
+    `--warehouse-dir`); None: the default."""
+    global _configured
+    _configured = Path(directory).resolve() if directory else None
 
 
 def warehouse_dir() -> Path:
-    """The warehouse directory: `MLPERF_WAREHOUSE_DIR`, else `./warehouse` under the current directory."""
-    return Path(os.environ.get("MLPERF_WAREHOUSE_DIR") or DEFAULT_WAREHOUSE_DIR).resolve()
+    """The warehouse directory: the configured one, else `./warehouse` under the current directory."""
+    return _configured or DEFAULT_WAREHOUSE_DIR.resolve()
 
 
 def published_db(base: Path | None = None) -> Path:

@@ -1,15 +1,14 @@
 """Keep configured secrets out of every message, state file, metadata value and log line.
 
-The secrets are the values of `SECRET_VARIABLES` plus any registered at run time (e.g. a key
-passed as a resource field). `redact` replaces each one, plain or URL-encoded, with `[REDACTED]`.
+The secrets are the values registered with `register_secret`: the settings layer registers every secret
+setting (`MLPERF_GCP_API_KEY`, `MLPERF_GITHUB_TOKEN`) when it loads, resources a key given as a field.
+`redact` replaces each one, plain or URL-encoded, with `[REDACTED]`.
 """
 
 from __future__ import annotations
 
-import os
 from urllib.parse import quote, quote_plus
 
-SECRET_VARIABLES = ("MLPERF_GCP_API_KEY", "MLPERF_GITHUB_TOKEN")
 MASK = "[REDACTED]"
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
 _registered: set[str] = set()
@@ -21,7 +20,7 @@ def register_secret(value: str | None) -> None:
 
 
 def configured_secrets() -> list[str]:
-    values = {os.environ.get(v, "") for v in SECRET_VARIABLES} | _registered
+    values = _registered
     forms = set()
     for value in values:
         if len(value) >= MIN_SECRET_LENGTH:

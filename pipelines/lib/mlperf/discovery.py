@@ -8,7 +8,6 @@ returns when to try again instead of raising, so an hourly sensor never fails fo
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -39,13 +38,9 @@ class Discovery:
     message: str = ""
 
 
-def api_url() -> str:
-    return (os.environ.get("MLPERF_GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
-
-
-def _headers(etag: str | None) -> dict[str, str]:
+def _headers(etag: str | None, token: str | None) -> dict[str, str]:
     headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
-    if token := os.environ.get("MLPERF_GITHUB_TOKEN"):
+    if token:
         headers["Authorization"] = f"Bearer {token}"
     if etag:
         headers["If-None-Match"] = etag
@@ -64,17 +59,20 @@ def _rate_limited_until(resp: requests.Response) -> float | None:
     return time.time() + 60 if resp.status_code == 429 else None
 
 
-def discover_rounds(etag: str | None = None, *, session: requests.Session | None = None,
+def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_API_URL, token: str | None = None,
+                    session: requests.Session | None = None,
                     timeout: tuple[float, float] = (10.0, 30.0)) -> Discovery:
-    """All `training_results_vX.Y` rounds, or not_modified / skip_until. Raises FetchError otherwise."""
+    """All `training_results_vX.Y` rounds, or not_modified / skip_until. Raises FetchError otherwise.
+    `api_url`: GitHub's REST API (or a mirror); `token`: optional, for a higher rate limit."""
     http = session or make_session()
+    api_url = api_url.rstrip("/")
     # Newest-created first, so a new round lands on page 1 and changes the page-1 ETag.
-    url = f"{api_url()}/orgs/{ORG}/repos?per_page=100&page=1&sort=created&direction=desc"
+    url = f"{api_url}/orgs/{ORG}/repos?per_page=100&page=1&sort=created&direction=desc"
     rounds, first_etag = set(), None
     try:
         for page in range(1, MAX_PAGES + 1):
             try:
-                resp = http.get(url, headers=_headers(etag if page == 1 else None), timeout=timeout, stream=True)
+                resp = http.get(url, headers=_headers(etag if page == 1 else None, token), timeout=timeout, stream=True)
             except requests.RequestException as exc:
                 raise FetchError(f"{url}: {exc.__class__.__name__}: {exc}") from exc
             if page == 1 and resp.status_code == 304:
@@ -99,7 +97,7 @@ def discover_rounds(etag: str | None = None, *, session: requests.Session | None
             url = resp.links.get("next", {}).get("url")
             if not url:
                 break
-            url = check_followed_url(url, api_url(), "GitHub Link rel=next")
+            url = check_followed_url(url, api_url, "GitHub Link rel=next")
     finally:
         if session is None:
             http.close()

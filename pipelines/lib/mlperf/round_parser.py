@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
 
+from pipelines.lib.io import limits
 from pipelines.lib.io.jsonsafe import loads_bounded
 from pipelines.lib.io.limits import limit
 from pipelines.lib.io.numbers import number_or_none
@@ -351,14 +352,15 @@ def _shared_pool(workers: int) -> ProcessPoolExecutor:
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload([__name__])
     # Workers exit when this process dies, not minutes later when their batch is done.
-    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),))
+    pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker,
+                               initargs=(os.getpid(), limits.current()))
     _POOL = (os.getpid(), workers, pool)
     return pool
 
 
 def default_workers() -> int:
-    """Scoring processes: MLPERF_PARSE_WORKERS, else one per core, capped at 4."""
-    return int(os.environ.get("MLPERF_PARSE_WORKERS") or min(os.cpu_count() or 1, 4))
+    """Scoring processes: one per core, at most the `max_parse_workers` limit."""
+    return min(os.cpu_count() or 1, limit("max_parse_workers"))
 
 
 def end_pool() -> None:
@@ -378,6 +380,12 @@ def shutdown_pool() -> None:
     if _POOL is not None and _POOL[0] == os.getpid():
         _POOL[2].shutdown(wait=True, cancel_futures=True)
     _POOL = None
+
+
+def _start_worker(refresh_pid: int, limit_values: dict[str, float]) -> None:
+    """A scoring process: the refresh's limits in force, and gone when the refresh is."""
+    limits.configure(limit_values)
+    die_with_parent(refresh_pid)
 
 
 def die_with_parent(refresh_pid: int) -> None:

@@ -1,9 +1,8 @@
-"""Which MLPerf Training rounds the warehouse knows. Adding a round is configuration:
-set `MLPERF_ROUNDS` (comma-separated) or let the discovery sensor add a partition."""
+"""MLPerf Training rounds: their names, their order and where their archives come from. Adding a round
+is configuration (the `rounds` setting) or the discovery sensor adding a partition."""
 
 from __future__ import annotations
 
-import os
 import re
 
 DEFAULT_ROUNDS = "v0.5,v0.6,v0.7,v1.0,v1.1,v2.0,v2.1,v3.0,v3.1,v4.0,v4.1,v5.0,v5.1"
@@ -19,28 +18,24 @@ def normalize_round(text: str) -> str:
     return text
 
 
-def configured_rounds() -> list[str]:
-    return [normalize_round(r) for r in os.environ.get("MLPERF_ROUNDS", DEFAULT_ROUNDS).split(",") if r.strip()]
-
-
 def round_sort_key(round_version: str) -> tuple[int, int]:
     major, minor = round_version.lstrip("v").split(".")[:2]
     return int(major), int(minor)
 
 
-def url_template(override: str | None, variable: str, default: str, placeholder: str, what: str) -> str:
-    """A URL template: `override`, else the environment variable, else the default; it must hold
-    its placeholder, or every partition would fetch the same file."""
-    template = override or os.environ.get(variable) or default
+def url_template(template: str | None, default: str, placeholder: str, what: str) -> str:
+    """A URL template (`template`, else the default); it must hold its placeholder, or every partition
+    would fetch the same file."""
+    template = template or default
     if placeholder not in template:
         raise ValueError(f"the {what} URL template must contain {placeholder}: {template!r}")
     return template
 
 
-def results_url_template(override: str | None = None) -> str:
-    """The archive URL template: `override`, else `MLPERF_RESULTS_URL_TEMPLATE`, else GitHub's.
-    Without `{version}` every round would fetch the same archive and be scored as another round."""
-    return url_template(override, "MLPERF_RESULTS_URL_TEMPLATE", DEFAULT_RESULTS_URL_TEMPLATE, "{version}", "results")
+def results_url_template(template: str | None = None) -> str:
+    """The archive URL template, checked (else GitHub's). Without `{version}` every round would fetch the
+    same archive and be scored as another round."""
+    return url_template(template, DEFAULT_RESULTS_URL_TEMPLATE, "{version}", "results")
 
 
 def archive_url(template: str, round_version: str) -> str:

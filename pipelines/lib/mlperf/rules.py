@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import os
 import re
 import tarfile
 import zlib
@@ -93,22 +92,23 @@ def check_pinned(ruleset: RuleSet, trusted: frozenset[str] = frozenset()) -> Non
                          f"{pinned[:16]}: refused; --trust-rules-ref {ruleset.ref} uses it")
 
 
-def ref_for_round(round_version: str) -> RulesRef | None:
+def ref_for_round(round_version: str, default_ref: str | None = None) -> RulesRef | None:
     """The ref a round was scored with. v0.5 predates the rules releases: None. A round missing from
-    the table uses `MLPERF_RULES_DEFAULT_REF`, else the newest ref of the table, and says so."""
+    the table uses `default_ref` (the `rules_default_ref` setting), else the newest ref of the table,
+    and says so."""
     if round_sort_key(round_version) <= (0, 5):
         return None
     table = _table()
     if round_version in table:
         return table[round_version]
     newest = max(table.values(), key=lambda r: r.ref_date)
-    ref = os.environ.get("MLPERF_RULES_DEFAULT_REF") or newest.ref
+    ref = default_ref or newest.ref
     return RulesRef(round_version, ref, "", f"{round_version} is not in rules_refs.csv: scored with ref {ref}", False)
 
 
-def rules_url_template(override: str | None = None) -> str:
-    """`override`, else `MLPERF_RULES_URL_TEMPLATE`, else GitHub's archive of the ref."""
-    return url_template(override, "MLPERF_RULES_URL_TEMPLATE", DEFAULT_RULES_URL_TEMPLATE, "{ref}", "rules")
+def rules_url_template(template: str | None = None) -> str:
+    """The rules archive URL template, checked (else GitHub's archive of the ref)."""
+    return url_template(template, DEFAULT_RULES_URL_TEMPLATE, "{ref}", "rules")
 
 
 def rules_url(template: str, ref: str) -> str:

@@ -19,7 +19,7 @@ from pipelines.lib.io.http import (
     fetch_to_file,
     recorded_sha256,
 )
-from pipelines.lib.io.limits import SETTINGS, limit, share
+from pipelines.lib.io.limits import LIMITS, limit
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.io.paths import ensure_inside, published_db, raw_dir, staging_dir
 from pipelines.lib.mlperf.compliance import validate_ruleset
@@ -41,12 +41,7 @@ _SAFE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 # A round whose results that count shrink by more than this share against the published build is
 # refused (its previous data stays) unless the shrink is accepted.
 # (`max_shrink` in pipelines/lib/io/limits.py, with every other limit.)
-DEFAULT_MAX_SHRINK = SETTINGS["max_shrink"][1]
-
-
-def max_shrink_from_env() -> float:
-    """`MLPERF_MAX_SHRINK` (a share between 0 and 1), else the default."""
-    return share("max_shrink")
+DEFAULT_MAX_SHRINK = LIMITS["max_shrink"][0]
 
 
 class RoundShrank(RoundRejected):
@@ -78,10 +73,10 @@ def rules_archive_path(ref: str, base: Path) -> Path:
     return ensure_inside(raw_dir("rules", base) / f"logging-{ref}.tar.gz", base)
 
 
-def fetch_rules(round_version: str, url_template: str, base: Path,
-                policy: RetryPolicy) -> tuple[RulesRef | None, FetchResult | None]:
+def fetch_rules(round_version: str, url_template: str, base: Path, policy: RetryPolicy,
+                default_ref: str | None = None) -> tuple[RulesRef | None, FetchResult | None]:
     """The `mlcommons/logging` archive at the ref the round was scored with (None for v0.5)."""
-    ref = ref_for_round(round_version)
+    ref = ref_for_round(round_version, default_ref)
     if ref is None:
         return None, None
     dest = rules_archive_path(ref.ref, base)
@@ -92,10 +87,11 @@ def fetch_rules(round_version: str, url_template: str, base: Path,
     return ref, fetch_to_file(rules_url(url_template, ref.ref), dest, policy=policy)
 
 
-def round_rules(round_version: str, base: Path, trusted_refs: frozenset[str] = frozenset()) -> RoundRules:
+def round_rules(round_version: str, base: Path, trusted_refs: frozenset[str] = frozenset(),
+                default_ref: str | None = None) -> RoundRules:
     """The round's rules as published (from its fetched rules archive, whose content must be the one
     rules_refs.csv pins unless its ref is in `trusted_refs`) and today's (the package)."""
-    ref = ref_for_round(round_version)
+    ref = ref_for_round(round_version, default_ref)
     if ref is None:
         return RoundRules(None, None)
     path = rules_archive_path(ref.ref, base)
@@ -180,13 +176,14 @@ def _guard(round_version: str, frames: dict[str, pl.DataFrame], base: Path, max_
 
 
 def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_MAX_SHRINK,
-                accept_shrink: bool = False, trusted_rules_refs: frozenset[str] = frozenset()) -> StageResult:
+                accept_shrink: bool = False, trusted_rules_refs: frozenset[str] = frozenset(),
+                default_ref: str | None = None) -> StageResult:
     """Parse the round's archive into staged Parquet, unless the same archive was staged by this code.
     Refuses (RoundRejected, nothing written) an archive with no result logs or one whose results
     that count shrink by more than `max_shrink` against the published build."""
     archive = archive_path(round_version, base)
     sha = _sha256(archive)
-    ref = ref_for_round(round_version)
+    ref = ref_for_round(round_version, default_ref)
     # The rules are read only when the round is parsed: their archive's digest (and, through
     # parser_version, the package's version) says whether they changed.
     rules_key = f"{ref.ref}:{_sha256(rules_archive_path(ref.ref, base))}" if ref else "no rules"
@@ -198,7 +195,7 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
         if staged and previous.get("archive_sha256") == sha and previous.get("parser_version") == version:
             return StageResult(True, previous["row_counts"], previous["quarantine_count"], 0.0, sha)
     started = time.perf_counter()
-    frames = round_frames(archive, round_version, round_rules(round_version, base, trusted_rules_refs))
+    frames = round_frames(archive, round_version, round_rules(round_version, base, trusted_rules_refs, default_ref))
     _guard(round_version, frames, base, max_shrink, accept_shrink)
     for table in TABLES:
         write_staged(table, round_version, frames[table], base)
@@ -213,10 +210,11 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
     return result
 
 
-def round_sources(round_version: str, url_template: str, rules_template: str, base: Path) -> list[tuple[str, Path]]:
+def round_sources(round_version: str, url_template: str, rules_template: str, base: Path,
+                  default_ref: str | None = None) -> list[tuple[str, Path]]:
     """Every upstream file a round is built from, with its local copy: the results archive and the rules."""
     sources = [(archive_url(url_template, round_version), archive_path(round_version, base))]
-    ref = ref_for_round(round_version)
+    ref = ref_for_round(round_version, default_ref)
     if ref is not None:
         sources.append((rules_url(rules_template, ref.ref), rules_archive_path(ref.ref, base)))
     return sources

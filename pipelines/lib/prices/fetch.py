@@ -137,7 +137,7 @@ def fetch_aws(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPolicy()
     parts = []
     for region in regions:
         offer_url = check_followed_url(urls[region], index_url, f"aws currentVersionUrl of {region}")
-        offer_policy = replace(policy, max_bytes=max_offer_bytes or limit("max_offer_bytes"))
+        offer_policy = replace(policy, max_bytes=max_offer_bytes or limit("max_aws_offer_bytes"))
         result = fetch_to_file(offer_url, directory / f"offer_{region}.json", policy=offer_policy, conditional=False)
         files.append(result.path)
         try:

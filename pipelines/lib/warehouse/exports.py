@@ -16,9 +16,9 @@ import duckdb
 from pipelines.lib.io.files import owned_directory
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
 from pipelines.lib.io.text import FORMULA_START
+from pipelines.lib.warehouse.models import PUBLIC_PREFIXES
 from pipelines.lib.warehouse.query import connect_readonly, quote_ident
 
-PUBLIC_PREFIXES = ("dim_", "fct_", "mart_")
 # Written into every export directory: only a directory holding it is ever replaced.
 EXPORT_MARKER = ".mlperf-warehouse-export"
 FORMATS = ("parquet", "csv")

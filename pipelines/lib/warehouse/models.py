@@ -8,7 +8,12 @@ Every model file (`sql/staging`, `sql/intermediate`, `sql/marts`) starts with a 
     -- grain: round, submitter, system, benchmark  (or `none: <why>` for event or log tables)
     -- depends on: int_result_score, dim_system    (every relation the SQL reads)
     -- description: one line
+    -- columns:                                   (public models: dim_, fct_, mart_)
+    --   score_minutes double: the official score as published, minutes
+    --   round varchar                             (no description: the glossary's, sql/glossary.csv)
 
+Every column of a public model is declared with its DuckDB type and a one-line description; the
+table reference (docs/pages/tables.md) and the assets' column schemas are made from these lines.
 Build order is a topological sort of `depends on`; `check_dependencies` compares each header with
 what DuckDB's own parser (`json_serialize_sql`) says the SQL reads. Every file of `sql/tests/`
 starts with `-- tests: <model>` and `-- description: ...`; a uniqueness test is generated from each
@@ -41,12 +46,24 @@ SEVERITIES = ("structural", "plausibility")
 # Tables the build creates itself before the models run (see build.py): staged Parquet as `raw_<table>`,
 # seeds shipped with the code as `raw_<seed>`, and a mapping computed in Python from raw tables.
 DERIVED_TABLES = {"raw_mlperf_accelerator_map": "raw_mlperf_systems"}
+PUBLIC_PREFIXES = ("dim_", "fct_", "mart_")  # the tables of the public contract: columns declared in the header
+GLOSSARY_FILE = "glossary.csv"  # descriptions of columns many public models share (round, submitter, ...)
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 _HEADER_LINE = re.compile(r"^--\s*([a-z][a-z ]*[a-z]):\s*(.*?)\s*$")
+_COLUMNS_START = "-- columns:"
+# `--   name type: description` or `--   name type` (described by the glossary); type as DuckDB names it
+_COLUMN_LINE = re.compile(r"^--   ([a-z_][a-z0-9_]*) ([a-z][a-z0-9 ()_,\[\]]*?)(?::\s+(\S.*?))?\s*$")
 
 
 class ModelError(ValueError):
     """A model or SQL test is missing, has a bad header, or its dependencies do not hold."""
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # DuckDB's name of the type, lower case (varchar, double, timestamp with time zone, ...)
+    description: str
 
 
 @dataclass(frozen=True)
@@ -60,6 +77,12 @@ class Model:
     description: str
     sql: str
     path: Path
+    columns: tuple[Column, ...] = ()  # declared in the header (public models), in the model's order
+    notes: str = ""  # the prose comment after the header
+
+    @property
+    def is_public(self) -> bool:
+        return self.name.startswith(PUBLIC_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -106,11 +129,57 @@ def parse_header(text: str, where: str, keys: tuple[str, ...] = MODEL_KEYS) -> d
     return header
 
 
+def load_glossary(root: Path | None = None) -> dict[str, str]:
+    """Column name → description, for columns whose meaning is the same in every public model."""
+    import csv
+
+    path = (Path(root) if root is not None else sql_dir()) / GLOSSARY_FILE
+    if not path.is_file():
+        return {}
+    with path.open(encoding="utf-8", newline="") as f:
+        return {row["column"]: row["description"] for row in csv.DictReader(f)}
+
+
+def _comment_block(text: str) -> list[str]:
+    lines = []
+    for line in text.splitlines():
+        if not line.startswith("--"):
+            break
+        lines.append(line.rstrip())
+    return lines
+
+
+def parse_columns(text: str, where: str, glossary: dict[str, str]) -> tuple[tuple[Column, ...], str]:
+    """The `-- columns:` block that follows the header keys, and the prose comment after it."""
+    comment = _comment_block(text)
+    start = next((i for i, line in enumerate(comment) if not _HEADER_LINE.match(line.strip())
+                  or _HEADER_LINE.match(line.strip()).group(1) not in MODEL_KEYS), len(comment))
+    columns: list[Column] = []
+    rest = start
+    if start < len(comment) and comment[start].strip() == _COLUMNS_START:
+        rest = start + 1
+        while rest < len(comment) and comment[rest].startswith("--   "):
+            match = _COLUMN_LINE.match(comment[rest])
+            if not match:
+                raise ModelError(f"{where}: column line {comment[rest]!r} is not '--   name type: description'")
+            name, type_, description = match.group(1), match.group(2).strip(), match.group(3)
+            if description is None:
+                if name not in glossary:
+                    raise ModelError(f"{where}: column {name} has no description and sql/{GLOSSARY_FILE} has none")
+                description = glossary[name]
+            if any(c.name == name for c in columns):
+                raise ModelError(f"{where}: column {name} declared twice")
+            columns.append(Column(name, type_, description))
+            rest += 1
+    notes = "\n".join(line[2:].removeprefix(" ") for line in comment[rest:])
+    return tuple(columns), notes
+
+
 def _names(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
-def parse_model(path: Path, layer: str) -> Model:
+def parse_model(path: Path, layer: str, glossary: dict[str, str] | None = None) -> Model:
     text = path.read_text(encoding="utf-8")
     header = parse_header(text, str(path))
     missing = [k for k in MODEL_KEYS if not header.get(k)]
@@ -137,7 +206,9 @@ def parse_model(path: Path, layer: str) -> Model:
         if bad:
             raise ModelError(f"{path}: grain columns must be plain column names, not {bad}")
     depends_on = _names(header["depends on"])
-    return Model(name, layer, header["kind"], grain, note, depends_on, header["description"], text, path)
+    columns, notes = parse_columns(text, str(path), glossary if glossary is not None else load_glossary(path.parent.parent))
+    return Model(name, layer, header["kind"], grain, note, depends_on, header["description"], text, path,
+                 columns, notes)
 
 
 MACROS_FILE = "macros.sql"
@@ -153,9 +224,10 @@ def load_models(root: Path | None = None) -> dict[str, Model]:
     dependency known, no cycle. Raises ModelError, loudly, when there is no model at all."""
     root = Path(root) if root is not None else sql_dir()
     models: dict[str, Model] = {}
+    glossary = load_glossary(root)
     for layer in LAYER_DIRS:
         for path in sorted((root / layer).glob("*.sql")):
-            model = parse_model(path, layer)
+            model = parse_model(path, layer, glossary)
             if model.name in models:
                 raise ModelError(f"model {model.name} is defined twice: {models[model.name].path} and {path}")
             models[model.name] = model

@@ -1,7 +1,7 @@
 """Is there anything to refresh? Answered before Dagster starts, in a fraction of a second.
 
 After a refresh in which every step succeeded, `record` writes a manifest: what was asked (rounds,
-URL templates, prices, the MLPERF_* settings), every source it fetched (URL and local copy), and
+URL templates, prices, the settings), every source it fetched (URL and local copy), and
 digests of the code, the staged files and the published build. The next refresh asking the same
 is skipped when `unchanged_since_last_refresh` finds every source unchanged upstream (a 304 to a
 conditional GET, or a local mirror file with the recorded size and modification time), the code,
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from datetime import date
 from importlib import metadata
 from importlib.util import find_spec
@@ -25,20 +24,16 @@ from pipelines.lib.io.paths import builds_dir, published_db, staging_dir
 MANIFEST = "last_full_refresh.json"
 _CODE_PACKAGES = ("pipelines", "sql", "schemas")
 _CODE_SUFFIXES = {".py", ".sql", ".csv", ".yaml", ".js", ".css"}
-# Settings whose values are secrets: only whether they are set enters the manifest.
-_SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 
 
 def _manifest_path(base: Path) -> Path:
     return staging_dir("_meta", base) / MANIFEST
 
 
-def request_key(rounds: list[str], results_template: str, rules_template: str, prices: bool) -> dict:
-    """What a refresh was asked to do, including every MLPERF_* setting (secret values left out)."""
-    settings = {
-        name: ("set" if any(m in name for m in _SECRET_MARKERS) else value)
-        for name, value in sorted(os.environ.items()) if name.startswith("MLPERF_") and name != "MLPERF_DEBUG"
-    }
+def request_key(rounds: list[str], results_template: str, rules_template: str, prices: bool,
+                settings: dict) -> dict:
+    """What a refresh was asked to do, including every setting (`settings`: secrets only as whether they
+    are set, as `Settings.fingerprint` gives them)."""
     return {"rounds": list(rounds), "results_template": results_template, "rules_template": rules_template,
             "prices": prices, "settings": settings}
 

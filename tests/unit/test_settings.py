@@ -1,0 +1,69 @@
+"""The settings are read in one place (pipelines/settings.py), typed, and handed to the plain-function layer."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from pipelines.lib.io import limits
+from pipelines.lib.io.paths import warehouse_dir
+from pipelines.lib.io.redaction import redact
+from pipelines.settings import Settings, apply, load_settings
+from support.paths import PROJECT_ROOT
+
+
+def _environment_reads(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "putenv") \
+                and isinstance(node.value, ast.Name) and node.value.id == "os":
+            found.append(f"{path.relative_to(PROJECT_ROOT)}:{node.lineno} os.{node.attr}")
+    return found
+
+
+def test_lib_and_schemas_read_no_environment():
+    files = [*(PROJECT_ROOT / "pipelines" / "lib").rglob("*.py"), *(PROJECT_ROOT / "schemas").rglob("*.py")]
+    assert len(files) > 40
+    assert [hit for f in files for hit in _environment_reads(f)] == []
+
+
+def test_the_cli_reads_the_environment_only_to_start_the_ui():
+    commands = [*(PROJECT_ROOT / "pipelines" / "commands").rglob("*.py"), PROJECT_ROOT / "pipelines" / "cli.py"]
+    hits = [hit for f in commands for hit in _environment_reads(f)]
+    assert hits and all(hit.startswith("pipelines/commands/ui.py") for hit in hits), hits
+
+
+def test_settings_are_typed_read_once_and_applied(monkeypatch, tmp_path):
+    monkeypatch.setenv("MLPERF_ROUNDS", "4.1, v5.0")
+    monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", str(tmp_path / "w"))
+    monkeypatch.setenv("MLPERF_MAX_JSON_DEPTH", "64")
+    monkeypatch.setenv("MLPERF_GITHUB_TOKEN", "ghp_secretvalue123")
+    settings = load_settings()
+    assert settings.rounds == ["v4.1", "v5.0"] and settings.max_json_depth == 64
+    assert "ghp_secretvalue123" not in repr(settings) and "ghp_secretvalue123" not in str(settings.fingerprint())
+    assert settings.fingerprint()["github_token"] == "set"
+    monkeypatch.setenv("MLPERF_MAX_JSON_DEPTH", "128")  # read once: the object does not change
+    assert settings.max_json_depth == 64
+    apply(settings)
+    assert warehouse_dir() == tmp_path / "w" and limits.limit("max_json_depth") == 64
+    assert redact("token ghp_secretvalue123 leaked") == "token [REDACTED] leaked"
+    assert load_settings(warehouse_dir=tmp_path / "flag").warehouse_dir == tmp_path / "flag"  # a flag wins
+
+
+@pytest.mark.parametrize("variable, value, says", [
+    ("MLPERF_ROUNDS", "v4.1,4.x", "not an MLPerf round"),
+    ("MLPERF_MAX_MEMBER_BYTES", "-1", "MLPERF_MAX_MEMBER_BYTES must be positive"),
+    ("MLPERF_MAX_MEMBER_BYTES", "big", "MLPERF_MAX_MEMBER_BYTES"),
+    ("MLPERF_ACCEPT_SHRINK", "perhaps", "MLPERF_ACCEPT_SHRINK"),
+])
+def test_a_bad_setting_is_refused_naming_its_variable(monkeypatch, variable, value, says):
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError, match=says):
+        load_settings()
+
+
+def test_every_limit_and_setting_is_documented():
+    for name, field in Settings.model_fields.items():
+        assert field.description, name
+    assert set(limits.LIMITS) <= set(Settings.model_fields)
