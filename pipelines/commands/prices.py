@@ -11,7 +11,8 @@ EXAMPLES = """examples:
   mlperf-warehouse prices --accelerator tpu                 # every TPU model, each on its own rows
   mlperf-warehouse prices --accelerator nvidia-b200 --pricing-model spot
 
-Each accelerator model gets its own row per provider (the cheapest SKU and region for it)."""
+Each accelerator model gets its own row per provider (the cheapest SKU and region for it), from the offers
+costs use (mart_price_offer: one price source per provider, `bookable` as the cost headline defines it)."""
 
 SQL = """
 with matches as (
@@ -26,15 +27,15 @@ wanted as (  -- an exact key/model match wins; otherwise every model containing 
 ranked as (
     select p.provider, p.sku, p.region, p.pricing_model, p.accelerator,
            round(p.price_per_accelerator_hour_usd, 4) as price_per_accelerator_hour_usd,
-           p.accelerators_per_instance, p.price_per_hour_usd, p.fetched_at,
+           p.accelerators_per_instance, p.price_source, p.provider_kind, p.is_bookable as bookable, p.fetched_at,
            row_number() over (partition by p.accelerator, p.provider
                               order by p.price_per_accelerator_hour_usd, p.sku, p.region) as rank
-    from fct_cloud_price_current p
+    from mart_price_offer p
     join wanted w on p.accelerator = w.accelerator
     where p.pricing_model = $model
 )
 select accelerator, provider, sku, region, pricing_model, price_per_accelerator_hour_usd,
-       accelerators_per_instance, fetched_at
+       accelerators_per_instance, price_source, provider_kind, bookable, fetched_at
 from ranked where rank = 1
 order by accelerator, price_per_accelerator_hour_usd, provider
 """
@@ -63,14 +64,14 @@ def check_values(con, accelerator: str, pricing_model: str) -> None:
     from pipelines.commands import unknown
 
     models = [m for (m,) in con.execute(
-        "select distinct pricing_model from fct_cloud_price_current order by 1").fetchall()]
+        "select distinct pricing_model from mart_price_offer order by 1").fetchall()]
     if not models:
         raise ValueError("no cloud prices in this warehouse (refreshed with --no-prices?); "
                          "`mlperf-warehouse refresh` fetches them")
     if pricing_model not in models:
         raise unknown("pricing model", pricing_model, models)
     priced = con.execute(
-        "select distinct a.accelerator, a.model from fct_cloud_price_current p "
+        "select distinct a.accelerator, a.model from mart_price_offer p "
         "join dim_accelerator a using (accelerator) order by 1").fetchall()
     text = accelerator.strip().lower()
     if not any(text in key.lower() or text in (model or "").lower() for key, model in priced):

@@ -1,7 +1,7 @@
 -- model: mart_cost_to_train
 -- kind: table
 -- grain: round, submitter, system, benchmark, provider, sku, region, pricing_model
--- depends on: fct_training_result, dim_system, fct_cloud_price_current, int_submitter_cloud, raw_cloud_provider_seed
+-- depends on: fct_training_result, dim_system, mart_price_offer, int_submitter_cloud
 -- description: What one official training run costs at each current price option of its accelerator.
 -- columns:
 --   round varchar
@@ -31,60 +31,13 @@
 --   price_source varchar
 --   availability_category varchar
 --   provider_kind varchar
---   is_bookable boolean: a hyperscaler or neocloud lists it at a fixed rate, on demand or committed (the one definition of a headline price)
+--   is_bookable boolean: anyone can book the offer at this rate (mart_price_offer.is_bookable)
 -- What one official training run costs at each current price option of the system's accelerator:
--- score (hours) × accelerator count × price per accelerator-hour.
--- Where a price came from (`price_source`): a provider's own API beats the curated list, which beats
--- the SkyPilot catalog, per provider, accelerator and pricing model; so a catalog row never replaces
--- an API row and no result is costed twice by one provider for one offer.
--- Catalog offers are collapsed to one per provider, accelerator, region and pricing model.
+-- score (hours) × accelerator count × price per accelerator-hour. The offers, their source precedence
+-- and `is_bookable` (the one definition of a headline price) are mart_price_offer's.
 -- `is_native_cloud`: the submitter is the price's cloud (the rule is int_submitter_cloud).
 -- `perf_per_dollar` is trainings per USD.
--- `is_bookable` (the one definition of a headline price): a hyperscaler or a neocloud lists it at a
--- fixed rate, on demand or committed; marketplaces (auctions, resale) and spot capacity are market
--- prices, snapshots nobody can book. `provider_kind` is NULL for a provider the seed does not know:
--- not bookable either.
-with current_prices as (
-    select *
-    from fct_cloud_price_current
-    where price_per_accelerator_hour_usd > 0
-        and accelerator is not null
-    -- one row per price key even if the input holds older rows of the same key
-    qualify row_number() over (
-        partition by provider, sku, region, pricing_model, price_source
-        order by effective_date desc nulls last, fetched_at desc nulls last, price_per_accelerator_hour_usd
-    ) = 1
-),
-
--- The catalog lists one offer per instance size and zone (TPU v5p: 564 slice rows of one per-chip
--- price): one catalog offer per provider, accelerator, region and pricing model, the cheapest
--- accelerator-hour (ties: the largest instance, then the SKU name).
-catalog_collapsed as (
-    select *
-    from current_prices
-    qualify price_source <> 'catalog' or row_number() over (
-        partition by provider, accelerator, region, pricing_model, price_source
-        order by price_per_accelerator_hour_usd, accelerators_per_instance desc, sku
-    ) = 1
-),
-
-prices as (
-    select *
-    from catalog_collapsed
-    qualify dense_rank() over (
-        partition by provider, accelerator, pricing_model
-        order by case price_source when 'api' then 1 when 'list' then 2 else 3 end
-    ) = 1
-),
-
--- hyperscaler, neocloud or marketplace (resellers and auctions, whose prices are market snapshots)
-provider_kinds as (
-    select lower(trim(provider)) as provider, any_value(kind) as kind
-    from raw_cloud_provider_seed
-    group by 1
-),
-
-results as (
+with results as (
     select r.round, r.submitter, r.system, s.system_name, r.benchmark, r.division, r.availability,
         s.availability_category, s.accelerator, r.accelerator_count, r.score_minutes
     from fct_training_result as r
@@ -122,8 +75,7 @@ select
     p.source_url,
     p.price_source,
     r.availability_category,
-    k.kind as provider_kind,
-    coalesce(k.kind in ('hyperscaler', 'neocloud') and p.pricing_model <> 'spot', false) as is_bookable
+    p.provider_kind,
+    p.is_bookable
 from results as r
-join prices as p on p.accelerator = r.accelerator
-left join provider_kinds as k on k.provider = lower(p.provider)
+join mart_price_offer as p on p.accelerator = r.accelerator

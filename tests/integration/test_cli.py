@@ -103,6 +103,26 @@ def test_prices_show_each_accelerator_model_separately(base):
     assert [line.split()[0] for line in spot.stdout.splitlines()[2:-1]] == ["google-tpu-v5p"], spot.stdout
 
 
+def test_prices_list_the_offers_costs_use(base):
+    """`prices` reads mart_price_offer, the one home of current offers: each row says whether it is bookable,
+    as the cost headline defines it, and each provider's price comes from one source."""
+    import duckdb
+
+    proc = cli(base, "query", "select * from mart_price_offer order by all", "--format", "csv")
+    assert proc.returncode == 0, proc.stderr
+    header = proc.stdout.splitlines()[0].split(",")
+    assert {"price_source", "provider_kind", "is_bookable"} <= set(header)
+    shown = cli(base, "prices", "--accelerator", "tpu")
+    assert "bookable" in shown.stdout.splitlines()[0], shown.stdout
+    with duckdb.connect(str(base / "mlperf.duckdb"), read_only=True) as con:
+        spot_bookable = con.execute("select count(*) from mart_price_offer where pricing_model = 'spot' and is_bookable")
+        assert spot_bookable.fetchone()[0] == 0
+        costs_not_from_offers = con.execute(
+            "select count(*) from mart_cost_to_train c left join mart_price_offer o using (provider, sku, region, "
+            "pricing_model) where o.provider is null or o.is_bookable <> c.is_bookable").fetchone()[0]
+        assert costs_not_from_offers == 0
+
+
 def test_query_table_is_readable_and_limited(base):
     proc = cli(base, "query", "select run_file, time_to_train_minutes / 3 as third, global_batch_size, "
                               "repeat('x', 80) as long_text from fct_training_run order by run_file")
