@@ -1,15 +1,17 @@
 """Time the refresh against the official scorer, and print peak memory, all in one run.
 
-Serves ../shared/mlperf over HTTP on 127.0.0.1 and runs `mlperf-warehouse refresh --no-prices` in a
-subprocess (so its wall time includes interpreter and Dagster start-up, and its peak RSS is
+Serves ../shared/mlperf and the shared price lists over HTTP on 127.0.0.1 and runs `mlperf-warehouse
+refresh` in a subprocess (so its wall time includes interpreter and Dagster start-up, and its peak RSS is
 measurable) into scratch warehouses:
-  1. each round of --round cold into an empty warehouse: download, rules, parse, validation, build
-     and publish (what the speed-up is computed on), then the outputs (Parquet export and report),
-     timed apart; and the official scorer on a scratch extraction of the same archive (it rewrites
-     scaling.json files, so never on real data);
-  2. all shared rounds cold into one empty warehouse;
+  1. each round of --round cold into an empty warehouse, without prices: download, rules, parse,
+     validation, build and publish (what the speed-up is computed on), with the CPU-seconds of each step
+     (the whole machine's busy time between the step lines the refresh prints: run it on an idle
+     machine), then the outputs (Parquet export and report), timed apart; and the official scorer on a
+     scratch extraction of the same archive (it rewrites scaling.json files, so never on real data);
+  2. all shared rounds with the price lists cold into one empty warehouse;
   3. all shared rounds again with nothing changed upstream (the pre-flight answers, no Dagster run);
-  4. the same with --full (every job runs on the instance; nothing is downloaded, parsed or rebuilt).
+  4. the same with --full (every job runs on the instance; nothing is downloaded, parsed or rebuilt);
+  5. the results site of every round (`mlperf-warehouse site`).
 Usage: python benchmarks/refresh_benchmark.py [--round v4.1] [--skip-official]
 """
 
@@ -30,6 +32,9 @@ SHARED = ROOT.parent / "shared" / "mlperf"
 sys.path.insert(0, str(ROOT / "tests"))
 
 from support.http_server import LoopbackServer  # noqa: E402
+from support.price_site import PRICE_URL_VARIABLES, serve_fixtures  # noqa: E402
+
+_STEP_LINE = re.compile(r"^\[\d+/\d+\] (\S+): fetching|^(prices): fetching|^(building) and publishing|^refreshing the (outputs)")
 
 # Runs the command in a fresh wrapper process, so the peak RSS is this command's alone (the largest
 # single process of its tree: the refresh or one of its parse workers).
@@ -63,16 +68,60 @@ def official_scorer(round_version: str, scratch: Path) -> float:
     return seconds
 
 
-def refresh(rounds: list[str], url: str, warehouse: Path, *extra: str) -> tuple[float, int, float]:
-    """Wall seconds, peak RSS (MB) and the seconds of the outputs that follow a publish (0 if none)."""
+def _busy_seconds() -> float:
+    """CPU time the whole machine has spent busy since boot (every core), from /proc/stat."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def _env(warehouse: Path, prices_url: str | None) -> dict:
     env = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse)}
     env.pop("DAGSTER_HOME", None)  # the instance under the scratch warehouse
-    seconds, peak, out = run([str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh", "--no-prices",
-                              "--rounds", ",".join(rounds),
-                              "--results-url-template", f"{url}/training_results_{{version}}-main.tar.gz",
-                              "--rules-url-template", f"{url}/logging/logging-{{ref}}.tar.gz", *extra], env)
+    if prices_url:
+        env |= {variable: prices_url for variable in PRICE_URL_VARIABLES} | {"MLPERF_GCP_API_KEY": "benchmark-key"}
+    return env
+
+
+def _refresh_cmd(rounds: list[str], url: str, prices: bool, *extra: str) -> list[str]:
+    return [str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh", *([] if prices else ["--no-prices"]),
+            "--rounds", ",".join(rounds),
+            "--results-url-template", f"{url}/training_results_{{version}}-main.tar.gz",
+            "--rules-url-template", f"{url}/logging/logging-{{ref}}.tar.gz", *extra]
+
+
+def refresh(rounds: list[str], url: str, warehouse: Path, *extra: str,
+            prices_url: str | None = None) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (MB) and the seconds of the outputs that follow a publish (0 if none)."""
+    seconds, peak, out = run(_refresh_cmd(rounds, url, prices_url is not None, *extra), _env(warehouse, prices_url))
     found = _OUTPUTS.search(out)
     return seconds, peak, float(found.group(2)) if found else 0.0
+
+
+def refresh_steps(rounds: list[str], url: str, warehouse: Path) -> list[tuple[str, float, float]]:
+    """A refresh whose progress lines are read as they come: (step, wall s, machine CPU s) per step, the
+    start-up before the first step line included as 'start-up'."""
+    started, busy = time.perf_counter(), _busy_seconds()
+    proc = subprocess.Popen(_refresh_cmd(rounds, url, False), env=_env(warehouse, None), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    steps, current = [], "start-up"
+    for line in proc.stderr:
+        found = _STEP_LINE.match(line.strip())
+        if found:
+            now, cpu = time.perf_counter(), _busy_seconds()
+            steps.append((current, now - started, cpu - busy))
+            started, busy, current = now, cpu, next(g for g in found.groups() if g)
+    proc.wait()
+    steps.append((current, time.perf_counter() - started, _busy_seconds() - busy))
+    if proc.returncode != 0:
+        sys.exit(f"refresh failed: {proc.stdout.read()[-2000:]}")
+    return steps
+
+
+def site(warehouse: Path, out: Path) -> tuple[float, int]:
+    seconds, peak, _ = run([str(Path(sys.executable).parent / "mlperf-warehouse"), "site", "--out", str(out)],
+                           _env(warehouse, None))
+    return seconds, peak
 
 
 def main() -> None:
@@ -83,9 +132,13 @@ def main() -> None:
     rounds = sorted(p.name.split("_")[2].split("-")[0] for p in SHARED.glob("training_results_v*.tar.gz"))
     print(f"machine: {os.cpu_count()} cores; rounds: {', '.join(rounds)}")
     peaks = []
-    with LoopbackServer(SHARED) as server, tempfile.TemporaryDirectory() as tmp:
+    with LoopbackServer(SHARED) as server, LoopbackServer() as prices, tempfile.TemporaryDirectory() as tmp:
+        serve_fixtures(prices)
         tmp = Path(tmp)
         for round_version in args.round.split(","):
+            steps = refresh_steps([round_version], server.url, tmp / f"steps-{round_version}")
+            print(f"refresh {round_version} cold, by step (wall s / machine CPU s): " + "; ".join(
+                f"{name} {wall:.2f} / {cpu:.2f}" for name, wall, cpu in steps))
             whole, mb, outputs = refresh([round_version], server.url, tmp / f"one-{round_version}")
             peaks.append(mb)
             published = whole - outputs
@@ -98,15 +151,20 @@ def main() -> None:
                 official = official_scorer(round_version, scratch)
                 print(f"official scorer {round_version}: {official:.1f} s; speed-up to publish "
                       f"{official / published:.1f}x (whole command {official / whole:.1f}x)")
-        cold, cold_mb, cold_outputs = refresh(rounds, server.url, tmp / "all")
+        cold, cold_mb, cold_outputs = refresh(rounds, server.url, tmp / "all", prices_url=prices.url)
         peaks.append(cold_mb)
-        print(f"refresh all {len(rounds)} rounds cold: published after {cold - cold_outputs:.1f} s; then outputs "
-              f"{cold_outputs:.1f} s; whole command {cold:.1f} s; peak RSS {cold_mb} MB")
-        warm, warm_mb, _ = refresh(rounds, server.url, tmp / "all")
-        print(f"refresh all {len(rounds)} rounds, nothing changed upstream: {warm:.2f} s, peak RSS {warm_mb} MB")
-        full, full_mb, _ = refresh(rounds, server.url, tmp / "all", "--full")
+        print(f"refresh all {len(rounds)} rounds with the price lists, cold: published after {cold - cold_outputs:.1f} s; "
+              f"then outputs {cold_outputs:.1f} s; whole command {cold:.1f} s; peak RSS {cold_mb} MB")
+        warm, warm_mb, _ = refresh(rounds, server.url, tmp / "all", prices_url=prices.url)
+        print(f"refresh all {len(rounds)} rounds with prices, nothing changed upstream: {warm:.2f} s, "
+              f"peak RSS {warm_mb} MB")
+        full, full_mb, _ = refresh(rounds, server.url, tmp / "all", "--full", prices_url=prices.url)
         peaks.append(full_mb)
         print(f"the same with --full (every job runs, nothing re-parsed or rebuilt): {full:.1f} s, peak RSS {full_mb} MB")
+        site_seconds, site_mb = site(tmp / "all", tmp / "site")
+        peaks.append(site_mb)
+        pages = sum(1 for _ in (tmp / "site").rglob("*.html"))
+        print(f"results site of all {len(rounds)} rounds: {site_seconds:.1f} s, {pages} pages, peak RSS {site_mb} MB")
     print(f"peak memory over all runs: {max(peaks)} MB")
 
 

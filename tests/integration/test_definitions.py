@@ -25,4 +25,9 @@ def test_code_location_has_the_documented_pieces():
             "accelerators_without_peak", "mart_utilization_mfu_above_one", "fct_training_result_unique",
             "fct_training_result_positive"} <= checks
     assert {s.name for s in repo.schedule_defs} >= {"daily_price_refresh", "weekly_mlperf_results"}
-    assert {s.name for s in repo.sensor_defs} >= {"mlperf_round_discovery", "publish_after_refresh"}
+    assert {s.name for s in repo.sensor_defs} >= {"mlperf_round_discovery", "publish_after_refresh",
+                                                  "outputs_after_publish", "site_after_publish"}
+    # One trigger mechanism for what follows a publish: run-status sensors, no automation conditions beside them.
+    conditioned = [key.to_user_string() for key in repo.asset_graph.get_all_asset_keys()
+                   if repo.asset_graph.get(key).automation_condition is not None]
+    assert conditioned == []

@@ -11,7 +11,6 @@ from pipelines.lib.warehouse.query import connect_readonly
     group_name="outputs",
     kinds={"duckdb", "html"},
     # re-rendered whenever a refresh publishes a new warehouse (by the automation-condition sensor)
-    automation_condition=dg.AutomationCondition.eager(),
     description="The scaling and cost report (self-contained HTML + PNG charts) of the latest round, for gpt3 or a "
     "Llama benchmark when the round has one, else its most-submitted benchmark: warehouse/reports/<round>/.",
 )

@@ -13,7 +13,6 @@ from pipelines.lib.warehouse.query import connect_readonly
     group_name="site",
     kinds={"duckdb", "html"},
     # rebuilt whenever a refresh publishes a new warehouse (by the automation-condition sensor)
-    automation_condition=dg.AutomationCondition.eager(),
     description="The static results site (warehouse/site/): an index of rounds; per round a table of systems × "
     "benchmarks (minutes) with filters and sorting; a scaling and cost report per benchmark; a page per system "
     "with links to its files at MLCommons. Plain HTML, CSS and a small script: opens offline from the folder.",

@@ -11,7 +11,6 @@ from pipelines.lib.warehouse.exports import export
     deps=public_models(),
     group_name="outputs",
     kinds={"parquet"},
-    automation_condition=dg.AutomationCondition.eager(),  # after every publish
     description="Every public table of the published warehouse as Parquet (partitioned by round where a "
     "table has one) with manifest.json, in <warehouse>/exports/parquet, for BI tools.",
 )
