@@ -19,16 +19,18 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from pipelines.lib.io import limits
 from pipelines.lib.io.paths import DEFAULT_WAREHOUSE_DIR
-from pipelines.lib.mlperf.discovery import DEFAULT_API_URL as DEFAULT_GITHUB_API_URL
-from pipelines.lib.mlperf.rounds import DEFAULT_RESULTS_URL_TEMPLATE, DEFAULT_ROUNDS, normalize_round
-from pipelines.lib.mlperf.rules import DEFAULT_RULES_URL_TEMPLATE
-from pipelines.lib.prices.catalog import DEFAULT_CATALOG_URL
-
-DEFAULT_AZURE_URL = "https://prices.azure.com"
-DEFAULT_AWS_URL = "https://pricing.us-east-1.amazonaws.com"
-DEFAULT_GCP_URL = "https://cloudbilling.googleapis.com"
-DEFAULT_OCI_URL = "https://apexapps.oracle.com"
-
+from pipelines.lib.mlperf.rounds import normalize_round
+from pipelines.lib.reference.sources import (
+    DEFAULT_AWS_URL,
+    DEFAULT_AZURE_URL,
+    DEFAULT_CATALOG_URL,
+    DEFAULT_GCP_URL,
+    DEFAULT_GITHUB_API_URL,
+    DEFAULT_OCI_URL,
+    DEFAULT_RESULTS_URL_TEMPLATE,
+    DEFAULT_ROUNDS,
+    DEFAULT_RULES_URL_TEMPLATE,
+)
 
 CommaList = Annotated[list[str], NoDecode]  # `a,b,c` in the environment, not JSON
 

@@ -1,11 +1,9 @@
 import dagster as dg
 
-from pipelines.lib.mlperf.rounds import (
-    DEFAULT_RESULTS_URL_TEMPLATE,
-    results_url_template,
-)
-from pipelines.lib.mlperf.rules import DEFAULT_RULES_URL_TEMPLATE, rules_url_template
+from pipelines.lib.mlperf.rounds import results_url_template
+from pipelines.lib.mlperf.rules import rules_url_template
 from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK
+from pipelines.lib.reference.sources import DEFAULT_RESULTS_URL_TEMPLATE, DEFAULT_RULES_URL_TEMPLATE
 from pipelines.settings import BaseMlperfSettings, apply, load_settings
 
 

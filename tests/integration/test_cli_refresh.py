@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.lib.io.http import FetchError, RetryPolicy, fetch_to_file
-from pipelines.lib.mlperf.rounds import DEFAULT_ROUNDS
+from pipelines.lib.reference.sources import DEFAULT_ROUNDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 

@@ -1,4 +1,5 @@
-"""The report rendered from a small hand-made warehouse file: PNGs valid, HTML self-contained."""
+"""The report rendered from a small hand-made warehouse file: PNGs valid, HTML self-contained (charts as
+embedded SVG images), untrusted names escaped by the templates."""
 
 from __future__ import annotations
 
@@ -85,14 +86,16 @@ def test_pngs_exist_and_are_valid(report):
         assert width >= 400 and height >= 200
 
 
-def test_html_is_self_contained_and_embeds_the_pngs(report):
+def test_html_is_self_contained_and_embeds_the_charts(report):
     text = report.html.read_text(encoding="utf-8")
     parser = _Resources()
     parser.feed(text)
     assert parser.external == []  # nothing to fetch when opened offline
     assert len(parser.images) == 3
-    embedded = {base64.b64decode(src.split(",", 1)[1]) for src in parser.images if src.startswith("data:image/png;base64,")}
-    assert embedded == {p.read_bytes() for p in report.pngs.values()}
+    prefix = "data:image/svg+xml;base64,"
+    embedded = [base64.b64decode(src[len(prefix):]).decode() for src in parser.images if src.startswith(prefix)]
+    assert sorted(embedded) == sorted(report.svgs.values()) and all(svg.startswith("<svg") for svg in embedded)
+    assert set(report.svgs) == set(report.pngs)  # the same charts as files
     assert parser.tables >= 2  # the figures and the price options
     # the figures table carries the hand-checked numbers: 100/27/4 = 92.6%, $2,304 for 512 Trillium chips
     assert "92.6%" in text and "$2,304" in text and "tpu-trillium-3072" in text
@@ -150,7 +153,7 @@ def test_palette_stays_distinct_for_20_families():
     import itertools
     import math
 
-    from pipelines.lib.report.round_report import assign_colors
+    from pipelines.lib.report.figures import assign_colors
 
     families = [f"Submitter{i} · accelerator{i}" for i in range(20)]
     colours = assign_colors(families)
@@ -205,7 +208,7 @@ def test_scaling_labels_do_not_overlap(report):
 
 
 def test_place_labels_moves_colliding_labels_apart():
-    from pipelines.lib.report.round_report import place_labels
+    from pipelines.lib.report.charts import place_labels
 
     # three points almost on top of each other: three labels, none overlapping, or dropped
     placed = place_labels([(100, 100, "98%"), (102, 101, "99%"), (104, 99, "97%")], [(100, 100), (102, 101)], 640, 380)
@@ -227,7 +230,7 @@ def test_display_names_cents_findings_and_unpriced(report, warehouse, tmp_path):
     assert "1.87× cheaper than google-tpu-v5p (512 accelerators)" in findings
     assert "Best throughput scaling: NVIDIA · nvidia-h100-sxm-80gb keeps 9" in findings
     assert "Best convergence scaling" in findings
-    assert text.index("id='findings'") < text.index("<img")  # the findings come first
+    assert text.index('id="findings"') < text.index("<img")  # the findings come first
     # a scored result without a price is listed with the reason, not dropped
     with duckdb.connect(str(warehouse), read_only=True) as con:
         resnet = build_report(con, "v4.1", "resnet", tmp_path / "resnet")
@@ -237,14 +240,13 @@ def test_display_names_cents_findings_and_unpriced(report, warehouse, tmp_path):
     assert "Systems without a price" in resnet_html and "ACME X" in resnet_html
     # no priced system: no cost chart, and a note that says where to look
     assert "cost_to_train" not in resnet.pngs
-    assert any("no on-demand price" in n for n in resnet.notes)
+    assert any("no bookable price" in n for n in resnet.notes)
 
 
-def test_one_bar_per_cloud_list_prices_included():
-    from pipelines.lib.report.round_report import cloud_name, cloud_of
+def test_clouds_are_named_for_people():
+    from pipelines.lib.report.figures import cloud_name
 
-    assert cloud_of("gcp-list") == cloud_of("gcp") == "gcp"
-    assert cloud_name("gcp-list") == "Google Cloud" and cloud_name("oci") == "Oracle Cloud"
+    assert cloud_name("gcp") == "Google Cloud" and cloud_name("oci") == "Oracle Cloud"
     assert cloud_name("lambda") == "lambda"
 
 
@@ -276,10 +278,8 @@ def test_framework_families_are_separate_lines(tmp_path):
     rep = build_report(con, "v4.1", "gpt3", tmp_path / "out")
     con.close()
     spec = json.loads((rep.out_dir / "weak_scaling.vl.json").read_text())
-    lines = {v["line"] for d in spec.get("datasets", {}).values() for v in d if "line" in v}
-    if not lines:  # inline data
-        lines = {v["line"] for layer in spec["layer"] for v in (layer.get("data") or {}).get("values", [])
-                 if "line" in v}
+    datas = [spec.get("data") or {}] + [layer.get("data") or {} for layer in spec["layer"]]
+    lines = {v["line"] for data in datas for v in data.get("values", []) if "line" in v}
     assert {line for line in lines if line.startswith("Google · google-tpu-trillium")} == {
         "Google · google-tpu-trillium closed jax", "Google · google-tpu-trillium closed pytorch"}
     assert len({rep.colors[f] for f in rep.colors if f.startswith("Google · google-tpu-trillium")}) == 1

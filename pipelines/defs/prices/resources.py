@@ -1,15 +1,14 @@
 import dagster as dg
 
 from pipelines.defs.resources import Downloads
-from pipelines.lib.prices.catalog import DEFAULT_CATALOG_URL
-from pipelines.settings import (
+from pipelines.lib.reference.sources import (
     DEFAULT_AWS_URL,
     DEFAULT_AZURE_URL,
+    DEFAULT_CATALOG_URL,
     DEFAULT_GCP_URL,
     DEFAULT_OCI_URL,
-    BaseMlperfSettings,
-    load_settings,
 )
+from pipelines.settings import BaseMlperfSettings, load_settings
 
 
 class PriceSources(Downloads):

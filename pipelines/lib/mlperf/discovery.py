@@ -22,8 +22,8 @@ from pipelines.lib.io.http import (
     read_bounded,
 )
 from pipelines.lib.io.jsonsafe import loads_bounded
+from pipelines.lib.reference.sources import DEFAULT_GITHUB_API_URL
 
-DEFAULT_API_URL = "https://api.github.com"
 ORG = "mlcommons"
 REPO_PATTERN = re.compile(r"^training_results_(v\d+\.\d+)$")
 MAX_PAGES = 20  # a guard against a Link loop; the org has a few hundred repositories
@@ -59,7 +59,7 @@ def _rate_limited_until(resp: requests.Response) -> float | None:
     return time.time() + 60 if resp.status_code == 429 else None
 
 
-def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_API_URL, token: str | None = None,
+def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_GITHUB_API_URL, token: str | None = None,
                     session: requests.Session | None = None,
                     timeout: tuple[float, float] = (10.0, 30.0)) -> Discovery:
     """All `training_results_vX.Y` rounds, or not_modified / skip_until. Raises FetchError otherwise.

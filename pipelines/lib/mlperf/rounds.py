@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-DEFAULT_ROUNDS = "v0.5,v0.6,v0.7,v1.0,v1.1,v2.0,v2.1,v3.0,v3.1,v4.0,v4.1,v5.0,v5.1"
-DEFAULT_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/training_results_{version}/archive/HEAD.tar.gz"
+from pipelines.lib.reference.sources import DEFAULT_RESULTS_URL_TEMPLATE
+
 ROUND_PATTERN = re.compile(r"^v\d+\.\d+$")
 
 

@@ -27,9 +27,9 @@ from pathlib import Path, PurePosixPath
 from pipelines.lib.io.limits import limit
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.mlperf.rounds import round_sort_key, url_template
+from pipelines.lib.reference.sources import DEFAULT_RULES_URL_TEMPLATE
 
 RULES_REFS_CSV = package_path(__package__, "rules_refs.csv")
-DEFAULT_RULES_URL_TEMPLATE = "https://github.com/mlcommons/logging/archive/{ref}.tar.gz"
 CHECKER_DIR = "mlperf_logging/compliance_checker/"
 # Rule folders: `0.6.0/` in early releases, `training_0.6.0/` later; `*_warn` and hpc_* are not scoring rules.
 _FOLDER = re.compile(r"^(?:training_)?(\d+)\.(\d+)\.(\d+)$")

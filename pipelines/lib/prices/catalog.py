@@ -39,7 +39,6 @@ from pipelines.lib.reference.accelerators import (
     match_mlperf_accelerator,
 )
 
-DEFAULT_CATALOG_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master"
 # cloud → catalog schema version that has its vms.csv (Azure and OCI stopped at v6)
 CATALOG_VERSIONS: dict[str, str] = {
     "gcp": "v7", "azure": "v6", "oci": "v6", "lambda": "v7", "runpod": "v7", "nebius": "v7",

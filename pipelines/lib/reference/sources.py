@@ -1,0 +1,20 @@
+"""Where upstream data comes from by default: every public URL, written once (light: no imports).
+
+The settings (`pipelines/settings.py`) take these as the defaults of their `MLPERF_*_URL` fields; the
+parsers and fetchers use them where no setting is passed.
+"""
+
+# MLPerf Training rounds a refresh loads by default, oldest first.
+DEFAULT_ROUNDS = "v0.5,v0.6,v0.7,v1.0,v1.1,v2.0,v2.1,v3.0,v3.1,v4.0,v4.1,v5.0,v5.1"
+# A round's results archive: the repository's default branch, whatever its name ({version}: v4.1).
+DEFAULT_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/training_results_{version}/archive/HEAD.tar.gz"
+# The mlcommons/logging archive at the git ref whose rules scored a round ({ref}).
+DEFAULT_RULES_URL_TEMPLATE = "https://github.com/mlcommons/logging/archive/{ref}.tar.gz"
+# GitHub's REST API: new rounds are new training_results_vX.Y repositories of the mlcommons organisation.
+DEFAULT_GITHUB_API_URL = "https://api.github.com"
+# The cloud price lists (their API paths are appended by each fetcher).
+DEFAULT_AZURE_URL = "https://prices.azure.com"
+DEFAULT_AWS_URL = "https://pricing.us-east-1.amazonaws.com"
+DEFAULT_GCP_URL = "https://cloudbilling.googleapis.com"
+DEFAULT_OCI_URL = "https://apexapps.oracle.com"
+DEFAULT_CATALOG_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master"
