@@ -126,15 +126,18 @@ def _refresh_on(
 
 
 def _round_detail(metadata: dict[str, dict]) -> str:
-    """What happened to a round, from the metadata its assets recorded."""
-    fetched = metadata.get("mlperf_results_archive", {})
-    staged = metadata.get("mlperf_round_tables", {})
-    rules = metadata.get("mlperf_rules_archive", {})
+    """What happened to a round, from the metadata its assets recorded (a successful round run
+    materializes all three)."""
+    from pipelines.defs.metadata import ArchiveFetched, RoundStaged, RulesFetched
+
+    fetched = ArchiveFetched.from_metadata(metadata["mlperf_results_archive"])
+    staged = RoundStaged.from_metadata(metadata["mlperf_round_tables"])
+    rules = RulesFetched.from_metadata(metadata["mlperf_rules_archive"])
     return (
-        f"{'downloaded' if fetched.get('changed') else 'unchanged upstream'}; "
-        f"{'re-parsed' if not staged.get('skipped') else 'not re-parsed'}; "
-        f"runs {staged.get('runs')}, systems {staged.get('systems')}, quarantined {staged.get('quarantined')}; "
-        f"rules {rules.get('ref')}" + ("" if rules.get("in_rules_table", True) else " (round not in the rules table)")
+        f"{'downloaded' if fetched.changed else 'unchanged upstream'}; "
+        f"{'re-parsed' if not staged.skipped else 'not re-parsed'}; "
+        f"runs {staged.runs}, systems {staged.systems}, quarantined {staged.quarantined}; "
+        f"rules {rules.ref}" + ("" if rules.in_rules_table else " (round not in the rules table)")
     )
 
 

@@ -8,6 +8,7 @@ from datetime import date
 
 import dagster as dg
 
+from pipelines.defs.metadata import PricesStaged
 from pipelines.lib.staging.files import staged_files
 from pipelines.lib.warehouse.summary import StepOutcome, clip
 from pipelines.runner.runs import materialized_metadata, run_error, run_job
@@ -30,10 +31,11 @@ def refresh_prices(instance: dg.DagsterInstance, resources: dict, progress: Call
         meta = next((m for asset, m in metadata.items() if asset.split("/")[-1] == step_key), None)
         unreachable = False
         if meta is not None:
-            if meta.get("skipped"):
-                detail = f"skipped: {meta['skipped']}"
+            staged = PricesStaged.from_metadata(meta)
+            if staged.skipped:
+                detail = f"skipped: {staged.skipped}"
             else:
-                detail = f"prices {meta.get('rows')}, quarantined {meta.get('quarantined')}, pages {meta.get('pages')}"
+                detail = f"prices {staged.rows}, quarantined {staged.quarantined}, pages {staged.pages}"
         else:
             error, unreachable = run_error(result, step_key)
             # the error is cut, never what it means for the data: a failure line stays under 160 characters

@@ -2,6 +2,7 @@ import time
 
 import dagster as dg
 
+from pipelines.defs.metadata import ArchiveFetched, RoundStaged, RulesFetched
 from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
 from pipelines.lib.io.http import FetchResult
@@ -31,8 +32,7 @@ def mlperf_results_archive(
 def _fetched(fetched: FetchResult, url: str, **metadata) -> dg.MaterializeResult:
     """A downloaded archive as an asset materialization: its URL, whether it changed, its digest."""
     return dg.MaterializeResult(
-        metadata={"url": dg.MetadataValue.url(url), "changed": fetched.changed, "sha256": fetched.sha256,
-                  "bytes": fetched.size, **metadata},
+        metadata=ArchiveFetched(url, fetched.changed, fetched.sha256, fetched.size).as_metadata() | metadata,
         data_version=dg.DataVersion(fetched.sha256),
     )
 
@@ -55,11 +55,11 @@ def mlperf_rules_archive(
                                results_source.rules_default_ref)
     if ref is None:
         context.log.info(f"{round_version}: no rules release exists; runs must start, stop and succeed")
-        return dg.MaterializeResult(metadata={"ref": "none", "why": "v0.5 predates the rules releases"})
+        return dg.MaterializeResult(metadata=RulesFetched("none", why="v0.5 predates the rules releases").as_metadata())
     if not ref.listed:
         context.log.warning(ref.why)
     return _fetched(fetched, rules_url(results_source.rules_url_template, ref.ref),
-                    ref=ref.ref, ref_date=ref.ref_date, why=ref.why, in_rules_table=ref.listed)
+                    **RulesFetched(ref.ref, ref.listed, ref.ref_date, ref.why).as_metadata())
 
 
 @dg.asset(
@@ -84,14 +84,10 @@ def mlperf_round_tables(
         f"rows {staged.row_counts}, quarantined {staged.quarantine_count}"
     )
     return dg.MaterializeResult(
-        metadata={
-            "skipped": staged.skipped,
-            "runs": staged.row_counts["mlperf_runs"],
-            "systems": staged.row_counts["mlperf_systems"],
-            "scaling_files": staged.row_counts["mlperf_scaling"],
-            "quarantined": staged.quarantine_count,
-            "parse_seconds": round(staged.seconds, 2),
-        },
+        metadata=RoundStaged(
+            skipped=staged.skipped, runs=staged.row_counts["mlperf_runs"], systems=staged.row_counts["mlperf_systems"],
+            scaling_files=staged.row_counts["mlperf_scaling"], quarantined=staged.quarantine_count,
+            parse_seconds=round(staged.seconds, 2)).as_metadata(),
         data_version=dg.DataVersion(staged.archive_sha256),
     )
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from pipelines.defs.metadata import PricesStaged
 from pipelines.defs.prices.resources import PriceSources
 from pipelines.defs.resources import WarehouseLocation
 
@@ -35,16 +36,11 @@ def _run(context: dg.AssetExecutionContext, provider: str, location: WarehouseLo
     paths = stage_prices(provider, parsed, base, day, fetched_at)
     context.log.info(f"{provider} {day}: {paths['rows']} prices, {paths['quarantined']} quarantined, "
                      f"{parsed.skipped_non_accelerator} non-accelerator records skipped, {len(files)} raw file(s)")
-    return dg.MaterializeResult(metadata={
-        "rows": paths["rows"],
-        "quarantined": paths["quarantined"],
-        "seconds": round(time.perf_counter() - started, 2),
-        "skipped_non_accelerator": parsed.skipped_non_accelerator,
-        "pages": len(files),
-        "source_url": source_url,
-        "staged": str(paths["prices"]),
-        "fetched_at": fetched_at.isoformat(timespec="seconds"),
-    })
+    return dg.MaterializeResult(metadata=PricesStaged(
+        rows=paths["rows"], quarantined=paths["quarantined"], pages=len(files),
+        seconds=round(time.perf_counter() - started, 2), skipped_non_accelerator=parsed.skipped_non_accelerator,
+        source_url=source_url, staged=str(paths["prices"]), fetched_at=fetched_at.isoformat(timespec="seconds"),
+    ).as_metadata())
 
 
 @dg.asset(**_COMMON, kinds={"azure", "parquet"},
@@ -83,7 +79,7 @@ def gcp_prices(context: dg.AssetExecutionContext, price_sources: PriceSources,
     if not price_sources.gcp_api_key:
         context.log.warning("gcp_prices skipped: no MLPERF_GCP_API_KEY set (the Cloud Billing Catalog API "
                             "needs an API key); the previous GCP snapshot, if any, stays current")
-        return dg.MaterializeResult(metadata={"skipped": "no MLPERF_GCP_API_KEY", "rows": 0})
+        return dg.MaterializeResult(metadata=PricesStaged(rows=0, skipped="no MLPERF_GCP_API_KEY").as_metadata())
     return _run(context, "gcp", warehouse_location,
                 lambda raw, day: fetch_gcp(price_sources.gcp_url, price_sources.gcp_api_key, raw,
                                            price_sources.policy(), day=day),

@@ -13,6 +13,7 @@ import time
 from collections import Counter, deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -344,7 +345,7 @@ def _shared_pool(workers: int) -> ProcessPoolExecutor:
     global _POOL
     if _POOL is not None:
         pid, count, pool = _POOL
-        if pid == os.getpid() and count == workers and not getattr(pool, "_broken", False):
+        if pid == os.getpid() and count == workers:
             return pool
         if pid == os.getpid():
             pool.shutdown(wait=False, cancel_futures=True)
@@ -490,6 +491,9 @@ class ResultScorer:
             raise ScoringDeadline(self.round_version) from None
         except rule_language.RuleLimitExceeded as exc:
             raise self._over(exc) from None
+        except BrokenProcessPool:  # a worker died: the next round starts a new pool
+            end_pool()
+            raise
 
     def _over(self, exc: BaseException) -> RoundRejected:
         if isinstance(exc, rule_language.RuleDeadline):
