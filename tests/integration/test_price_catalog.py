@@ -223,7 +223,7 @@ def marts():
     load_seeds(con)
     submitters_of(con)
     models = {k: v for k, v in load_models().items()
-              if k in ("int_submitter_cloud", "mart_cost_to_train", "mart_cost_to_train_coverage")}
+              if k in ("int_submitter_cloud", "mart_price_offer", "mart_cost_to_train", "mart_cost_to_train_coverage")}
     for name in model_order(models):
         con.execute(f"create table {name} as {models[name].sql}")
     yield con
