@@ -22,6 +22,7 @@ from pipelines.lib.io.files import atomic_write_text, file_stamp
 from pipelines.lib.io.paths import builds_dir, published_db, staging_dir
 
 MANIFEST = "last_full_refresh.json"
+PREFLIGHT_CONNECTIONS = 8  # conditional GETs in flight at once (GitHub serves each archive from one host)
 _CODE_PACKAGES = ("pipelines", "sql", "schemas")
 _CODE_SUFFIXES = {".py", ".sql", ".csv", ".yaml", ".js", ".css"}
 
@@ -99,13 +100,19 @@ def unchanged_since_last_refresh(base: Path, request: dict) -> str | None:
         return "today's price lists have not been fetched"
     if _state(base) != {k: manifest.get(k) for k in ("code", "staged", "published")}:
         return "the code, the staged files or the published build changed"
+    from concurrent.futures import ThreadPoolExecutor
+
     from pipelines.lib.io.http import make_session, unchanged_upstream
 
-    session = make_session()
-    try:
-        for source in manifest["sources"]:
-            if not unchanged_upstream(source["url"], base / source["path"], session=session):
+    sources = manifest["sources"]
+    # The conditional GETs wait on the network, not on this process: asked all at once (a few at a time),
+    # one session per worker thread (a requests Session is not shared across threads).
+    def check(source: dict) -> bool:
+        with make_session() as session:
+            return unchanged_upstream(source["url"], base / source["path"], session=session)
+
+    with ThreadPoolExecutor(max_workers=min(PREFLIGHT_CONNECTIONS, max(len(sources), 1))) as pool:
+        for source, unchanged in zip(sources, pool.map(check, sources), strict=True):
+            if not unchanged:
                 return f"changed upstream (or not verifiable): {source['url']}"
-    finally:
-        session.close()
     return None
