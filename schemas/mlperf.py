@@ -17,6 +17,8 @@ MAX_MINUTES = 1e6  # about two years of training; real: under 1,000
 MAX_PROGRESS = 1e11  # real convergence points: under 1.5e10 (GPT-3 counts tokens)
 MAX_BLOCK_SAMPLES = 1e10  # real samples_count / epoch_count in one block: under 6e7
 MAX_THROUGHPUT = 1e10  # real steady-state throughput: under 7e6 units per second
+MAX_POWER_W = 1e7  # one meter or one interconnect estimate: real node readings under 20 kW, switches under 100 kW
+MAX_CONVERSION_EFF = 2.0  # real AC/DC conversion efficiencies: 0.9-1.0
 MAX_BATCH = 1e9
 
 
@@ -130,6 +132,36 @@ class MlperfScaling(pa.DataFrameModel):
     scaling_problem: str = pa.Field(nullable=True)
 
 
+class MlperfPowerLog(pa.DataFrameModel):
+    """One power log of a power submission (node meter readings or the interconnect's estimate), summarized
+    as the round's release reads it (pipelines/lib/mlperf/power.py)."""
+
+    round: str = pa.Field(str_matches=ROUND)
+    submitter: str
+    system: str
+    benchmark: str
+    result_name: str = pa.Field(str_matches=r"^result_")
+    power_file: str
+    kind: str = pa.Field(isin=["node", "sw"])
+    power_semantics: str
+    log_lines: int = pa.Field(ge=0)
+    readings: int = pa.Field(ge=0)
+    null_readings: int = pa.Field(ge=0)
+    hosts: int = pa.Field(ge=0)
+    measurement_type: str = pa.Field(nullable=True)
+    conversion_eff: float = pa.Field(nullable=True, gt=0, le=MAX_CONVERSION_EFF)
+    conversion_eff_logged: bool
+    interconnect_power_est_w: float = pa.Field(nullable=True, ge=0, le=MAX_POWER_W)
+    window_start_ms: float = pa.Field(nullable=True, ge=0, le=MAX_EPOCH_MS)
+    window_stop_ms: float = pa.Field(nullable=True, ge=0, le=MAX_EPOCH_MS)
+    stop_logged: bool
+    agg_power_w_ms: float = pa.Field(nullable=True, ge=0, le=MAX_POWER_W * MAX_MINUTES * 60_000)
+    first_reading_ms: float = pa.Field(nullable=True, ge=0, le=MAX_EPOCH_MS)
+    last_reading_ms: float = pa.Field(nullable=True, ge=0, le=MAX_EPOCH_MS)
+    problems: str = pa.Field(nullable=True)
+    values_nulled: str = pa.Field(nullable=True)  # as MlperfRun.values_nulled
+
+
 # Columns whose failed check nulls the value (the reason goes to the row's `values_nulled` and to the
 # quarantine) instead of quarantining the row: what a log says of its run's metrics or its system's
 # hardware must never take away a run the official scorer counts, or a system it lists. Keys,
@@ -139,6 +171,7 @@ NULLED_ON_FAILURE: dict[str, tuple[str, ...]] = {
         "global_batch_size", "convergence_progress", "convergence_counted_in", "seed", "steady_state_throughput",
         "precision_logged", "throughput_counting", "progress_counted_in", "progress_offset", "train_samples_logged",
     ),
+    "MlperfPowerLog": ("conversion_eff", "interconnect_power_est_w", "agg_power_w_ms"),
     "MlperfSystem": (
         "division", "accelerators_per_node", "number_of_nodes", "accelerator_count", "host_processors_per_node",
         "precision_stated",

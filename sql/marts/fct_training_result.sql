@@ -29,6 +29,11 @@
 --   epochs_to_converge double: mean passes over the training set to converge, olympic-mean runs (epoch-counted benchmarks)
 --   samples_to_converge_null_reason varchar: why samples_to_converge is NULL (the first olympic-mean run's reason)
 --   duplicate_of varchar: submitter/system of another folder of the same round and benchmark with exactly the same runs (NULL: canonical)
+--   runs_with_power bigint: runs with power logs (0: not a power result)
+--   power_measurement_type varchar: AC or DC, as the result's power logs state it
+--   energy_to_train_j double: energy to train, J: the olympic average of the runs' energy, times the scaling factor, as the official scorer computes it
+--   energy_to_train_kwh double: the same in kWh (J ÷ 3.6e6)
+--   energy_null_reason varchar: why a power result has no energy
 -- `score_minutes` is the score as MLCommons published it (the round's own rules, `ruleset_ref`);
 -- `score_minutes_current_rules` is what today's pinned mlperf-logging package gives, and
 -- `current_rules_drop_reason` why it rejects runs the published rules accepted. Flags (scores
@@ -57,7 +62,14 @@ with runs as (
                                             cast(split_part(substr(first_seen_round, 2), '.', 2) as integer)])
                 filter (where scored)
         end as carried_over_from,
-        string_agg(run_identity, ',' order by run_identity) as run_set
+        string_agg(run_identity, ',' order by run_identity) as run_set,
+        count(*) filter (where power_logs > 0) as runs_with_power,
+        any_value(power_measurement_type) as power_measurement_type,
+        -- energy: the runs of the olympic mean, only when every one of them has its energy
+        case when count(energy_j) filter (where in_olympic_mean) = count(*) filter (where in_olympic_mean)
+            then avg(energy_j) filter (where in_olympic_mean) end as mean_energy_j,
+        arg_min(coalesce(energy_null_reason, 'no power logs for ' || run_file_name), run_file)
+            filter (where in_olympic_mean and energy_j is null) as energy_run_reason
     from fct_training_run
     group by all
 )
@@ -95,7 +107,19 @@ select
     -- (submitter, system) is the canonical one (NULL here), the others name it as 'submitter/system'.
     case when runs.run_set is not null and row_number() over same_runs > 1
         then first_value(runs.submitter || '/' || runs.system) over same_runs
-    end as duplicate_of
+    end as duplicate_of,
+    runs.runs_with_power,
+    runs.power_measurement_type,
+    runs.mean_energy_j * published.rcp_scaling_factor as energy_to_train_j,
+    runs.mean_energy_j * published.rcp_scaling_factor / 3.6e6 as energy_to_train_kwh,
+    case
+        when runs.mean_energy_j is not null and published.rcp_scaling_factor is not null then null
+        when runs.runs_with_power = 0 and (lower(published.submitter) like '%power%' or lower(published.system) like '%power%')
+            then 'named a power submission, but the archive holds no power logs for it'
+        when runs.runs_with_power = 0 then null  -- not a power result
+        when published.score_minutes is null then 'no score: ' || coalesce(published.no_score_reason, 'unscored')
+        else coalesce(runs.energy_run_reason, 'no scaling factor')
+    end as energy_null_reason
 from int_result_score as published
 join int_result_score as current
     on current.round = published.round and current.submitter = published.submitter

@@ -1,7 +1,7 @@
 -- model: fct_training_run
 -- kind: table
 -- grain: round, run_file
--- depends on: stg_mlperf_runs, int_run_scoring, dim_benchmark, dim_benchmark_dataset
+-- depends on: stg_mlperf_runs, int_run_scoring, dim_benchmark, dim_benchmark_dataset, fct_power_log
 -- description: One row per result file: verdicts under both rule bases, times, samples, throughputs.
 -- columns:
 --   round varchar
@@ -57,6 +57,10 @@
 --   samples_per_epoch_flag varchar: where the log's train_samples and the dated dataset table disagree (NULL: they agree or one is missing)
 --   train_samples_logged double: the train_samples the log states
 --   values_nulled varchar: values of the run nulled by validation, with the reason
+--   power_logs bigint: node and switch power logs of the run (0: not measured)
+--   power_measurement_type varchar: AC or DC, as the run's power logs state it
+--   energy_j double: energy of the run, J: the sum of its power logs' energy (NULL with energy_null_reason)
+--   energy_null_reason varchar: why a measured run has no energy (the first of its logs' reasons)
 -- `scored` = the run counts toward the score as published (it passed the round's own rules);
 -- `in_olympic_mean` = it survived the olympic trimming too. The `*_current_rules` columns say the
 -- same under today's pinned mlperf-logging package.
@@ -294,9 +298,27 @@ select
     runs.samples_per_epoch_source,
     runs.samples_per_epoch_flag,
     runs.train_samples_logged,
-    runs.values_nulled
+    runs.values_nulled,
+    coalesce(power.logs, 0) as power_logs,
+    power.measurement_type as power_measurement_type,
+    power.energy_j,
+    power.energy_null_reason
 from plausible as runs
 join int_run_scoring as published on published.run_file = runs.run_file and published.round = runs.round
     and published.rules_basis = 'published'
 join int_run_scoring as current on current.run_file = runs.run_file and current.round = runs.round
     and current.rules_basis = 'current'
+-- a run's energy: every power log of power/<result>/ adds its share; one log without one leaves the run without
+left join (
+    select
+        round,
+        run_file,
+        count(*) as logs,
+        any_value(measurement_type) filter (where kind = 'node') as measurement_type,
+        case when count(energy_j) = count(*) then sum(energy_j) end as energy_j,
+        arg_min(energy_null_reason || ' (' || power_file || ')', power_file) filter (where energy_j is null)
+            as energy_null_reason
+    from fct_power_log
+    where run_file is not null
+    group by all
+) as power on power.run_file = runs.run_file and power.round = runs.round

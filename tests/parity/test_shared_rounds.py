@@ -296,3 +296,45 @@ def test_scores_match_the_official_scorer(built, reference, round_version):
         scored += sum(v is not None for v in official_scores.values())
     print(f"{reference} {round_version}: {scored} scores matched, {compared - scored} empty cells matched as NULL")
     assert scored > 100
+
+
+POWER_CASES = sorted(p.name.split("_")[0] for p in (SHARED_MLPERF / "official" / "power").glob("v*_summary_detailed.csv"))
+
+
+@pytest.mark.parametrize("round_version", POWER_CASES)
+def test_energy_matches_the_official_scorer(built, round_version):
+    """Energy to train (J) equals the `<benchmark>:Energy` today's scorer printed, for every power result."""
+    con = duckdb.connect(str(built[0] / "mlperf.duckdb"), read_only=True)
+    ours = {(s, y, b): e for s, y, b, e in con.execute(
+        "select submitter, system, benchmark, energy_to_train_j from fct_training_result where round = ?",
+        [round_version]).fetchall()}
+    compared = 0
+    with open(SHARED_MLPERF / "official" / "power" / f"{round_version}_summary_detailed.csv") as fh:
+        for row in csv.DictReader(fh):
+            parts = row["details_url"].split("/")
+            submitter, system = parts[-3], parts[-1].removesuffix(".json")
+            for column, value in row.items():
+                if column.endswith(":Energy") and value:
+                    benchmark = column.split(":")[0]
+                    assert _close(ours.get((submitter, system, benchmark)), float(value)), (
+                        f"{round_version} {submitter}/{system} {benchmark}: official {value} J, "
+                        f"ours {ours.get((submitter, system, benchmark))}")
+                    compared += 1
+    print(f"energy {round_version}: {compared} results matched the official scorer")
+    assert compared > 0
+
+
+def test_every_power_result_has_an_energy_or_a_reason(built):
+    con = duckdb.connect(str(built[0] / "mlperf.duckdb"), read_only=True)
+    silent = con.execute("""
+        select round, submitter, system, benchmark from fct_training_result
+        where (runs_with_power > 0 or lower(submitter || system) like '%power%')
+          and energy_to_train_j is null and energy_null_reason is null""").fetchall()
+    assert silent == []
+    per_round = dict(con.execute("select round, count(energy_to_train_j) from fct_training_result group by 1").fetchall())
+    for round_version in ("v4.0", "v4.1", "v5.0"):  # the shared power rounds (v4.0: by its own release's rules)
+        if round_version in per_round:
+            assert per_round[round_version] > 0, per_round
+    # a run's energy is the sum of its logs': a node's is positive, a switch's never negative
+    negative = "select count(*) from fct_power_log where energy_j < 0 or (kind = 'node' and energy_j <= 0)"
+    assert con.execute(negative).fetchone()[0] == 0

@@ -31,6 +31,7 @@ except ImportError:  # pragma: no cover
 
 from pipelines.lib.io.limits import human, limit
 from pipelines.lib.mlperf.mllog import LOG_TOKEN_PREFIX, FilteredLog
+from pipelines.lib.mlperf.power import POWER_FILE
 from pipelines.lib.mlperf.precision import config_line_starts
 
 
@@ -70,12 +71,15 @@ def results_folder_index(parts: tuple[str, ...] | list[str]) -> int | None:
 
 
 def wanted(parts: tuple[str, ...]) -> bool:
-    """Members the warehouse reads: result logs, JSON beside them, system descriptions."""
+    """Members the warehouse reads: result logs, JSON beside them, system descriptions, and the power
+    logs of power submissions (`<benchmark>/power/<result>/node_*.txt`, `sw_*.txt`)."""
     if len(parts) >= 3 and parts[1] == "systems":
         return len(parts) == 3 and parts[2].endswith(".json")
     i = results_folder_index(parts)
     if i is not None and len(parts) >= i + 3:
         name = parts[-1]
+        if len(parts) >= 3 and parts[-3] == "power" and POWER_FILE.match(name):
+            return True
         return (name.startswith("result_") and name.endswith(".txt")) or name.endswith(".json")
     return False
 

@@ -22,7 +22,7 @@ from pipelines.lib.io import limits
 from pipelines.lib.io.jsonsafe import loads_bounded
 from pipelines.lib.io.limits import limit
 from pipelines.lib.io.numbers import number_or_none
-from pipelines.lib.mlperf import compliance, rule_language
+from pipelines.lib.mlperf import compliance, power, rule_language
 from pipelines.lib.mlperf.archive import (
     RESULT_LAYOUTS,
     ROUND_FOLDER,
@@ -88,6 +88,7 @@ class RoundTables:
     runs: list[dict] = field(default_factory=list)
     systems: list[dict] = field(default_factory=list)
     benchmarks: list[dict] = field(default_factory=list)
+    power: list[dict] = field(default_factory=list)
     quarantine: list[dict] = field(default_factory=list)
 
 
@@ -267,11 +268,26 @@ def _route(tables: RoundTables, scorer: ResultScorer, round_version: str, member
     elif name.endswith(".json"):
         if len(below) == 2:
             _add_benchmark_json(tables, round_version, member, submitter, system, below[0])
+    elif power.is_power_file(below):
+        _add_power_log(tables, round_version, member, submitter, system, below)
     elif len(below) != 2:
         _quarantine(tables, round_version, member.path,
                     "result file nested below the benchmark folder: the official scorer does not read it")
     else:
         scorer.submit(member.path, member.data)
+
+
+def _add_power_log(tables: RoundTables, round_version: str, member, submitter: str, system: str,
+                   below: list[str]) -> None:
+    """One node or switch power log, summarized as the round's release reads it (power.py)."""
+    benchmark, _, result_name, name = below
+    row = power.summarize(member.data, name.split("_", 1)[0], power.semantics_for_round(round_version))
+    row.update(round=round_version, submitter=submitter, system=system, benchmark=benchmark,
+               result_name=result_name, power_file=member.path,
+               power_semantics=power.semantics_for_round(round_version).release)
+    tables.power.append(row)
+    if row["log_lines"] == 0:
+        _quarantine(tables, round_version, member.path, "no MLPerf log lines in this power log: it adds no energy")
 
 
 def _add_run(tables: RoundTables, round_version: str, path: str, row: dict, events: dict[str, list]) -> None:

@@ -9,18 +9,20 @@ import polars as pl
 from pipelines.lib.mlperf.round_parser import RoundRules, parse_round
 from pipelines.lib.staging.validation import quarantine_frame, validate_or_quarantine
 from schemas import polars_schema
-from schemas.mlperf import NULLED_ON_FAILURE, MlperfEvent, MlperfRun, MlperfScaling, MlperfSystem
+from schemas.mlperf import NULLED_ON_FAILURE, MlperfEvent, MlperfPowerLog, MlperfRun, MlperfScaling, MlperfSystem
 
 # Column names and dtypes are the Pandera models' (schemas/mlperf.py), written down once there.
 _RUN_TYPES = polars_schema(MlperfRun)
 _SYSTEM_TYPES = polars_schema(MlperfSystem)
 _SCALING_TYPES = polars_schema(MlperfScaling)
 _EVENT_TYPES = polars_schema(MlperfEvent)
+_POWER_TYPES = polars_schema(MlperfPowerLog)
 
 TABLES = {"mlperf_events": (_EVENT_TYPES, MlperfEvent, "run_file"),
           "mlperf_runs": (_RUN_TYPES, MlperfRun, "run_file"),
           "mlperf_systems": (_SYSTEM_TYPES, MlperfSystem, "source_file"),
-          "mlperf_scaling": (_SCALING_TYPES, MlperfScaling, "scaling_file")}
+          "mlperf_scaling": (_SCALING_TYPES, MlperfScaling, "scaling_file"),
+          "mlperf_power": (_POWER_TYPES, MlperfPowerLog, "power_file")}
 
 
 def empty_frame(table: str) -> pl.DataFrame:
@@ -30,7 +32,8 @@ def empty_frame(table: str) -> pl.DataFrame:
 def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[str, pl.DataFrame]:
     """Parse, type and validate one round. Keys: the TABLES names and `quarantine`."""
     parsed = parse_round(archive, round_version, rules)
-    rows = {"mlperf_runs": parsed.runs, "mlperf_systems": parsed.systems, "mlperf_scaling": parsed.benchmarks}
+    rows = {"mlperf_runs": parsed.runs, "mlperf_systems": parsed.systems, "mlperf_scaling": parsed.benchmarks,
+            "mlperf_power": parsed.power}
     frames: dict[str, pl.DataFrame] = {}
     quarantined = [quarantine_frame(parsed.quarantine)]
     for table, (types, model, file_column) in TABLES.items():

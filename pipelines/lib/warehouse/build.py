@@ -47,7 +47,7 @@ from pipelines.lib.warehouse.publish import (
     read_published_info,
     write_published_info,
 )
-from pipelines.lib.warehouse.raw_tables import RAW_TABLES, empty
+from pipelines.lib.warehouse.raw_tables import RAW_TABLES, ROUND_COLUMNS, empty
 
 SQL_DIR = package_path("sql")
 # The Python-side mapping of systems to accelerators: a change to it rebuilds the warehouse.
@@ -171,8 +171,6 @@ def _verified_builds(base: Path) -> dict[str, list[int]]:
 
 
 # Raw tables staged one file per round (`<prefix><round>.parquet`): the column naming the round, the prefix.
-ROUND_COLUMNS = {"mlperf_events": ("round", ""), "mlperf_runs": ("round", ""), "mlperf_systems": ("round", ""),
-                 "mlperf_scaling": ("round", ""), "quarantine": ("partition", "mlperf-")}
 
 
 def _round_of_file(table: str, path: Path) -> str | None:

@@ -18,5 +18,11 @@ RAW_TABLES["quarantine"] = QUARANTINE_SCHEMA
 RAW_TABLES["cloud_prices"] = STAGED_PRICE_SCHEMA
 
 
+# The raw tables staged per MLPerf round (one file per round; the quarantine's MLPerf files are named
+# mlperf-<round>): what a round left out of a build takes from the previous build. (column, file prefix)
+ROUND_COLUMNS: dict[str, tuple[str, str]] = {name: ("round", "") for name in MLPERF_TABLES}
+ROUND_COLUMNS["quarantine"] = ("partition", "mlperf-")
+
+
 def empty(name: str) -> pl.DataFrame:
     return pl.DataFrame(schema=RAW_TABLES[name])
