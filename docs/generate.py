@@ -2,6 +2,7 @@
 
 - pages/tables.md: the table reference, from the public SQL models' headers.
 - pages/settings.md: every setting and limit, from the settings object (pipelines/settings.py).
+- pages/mlcommons-summary.md: the fields of `export --format mlcommons-summary`.
 """
 
 from __future__ import annotations
@@ -28,13 +29,29 @@ This page is generated from the settings object by `python docs/generate.py`.
 """
 
 
+SUMMARY_INTRO = """\
+# MLCommons summary export
+
+`mlperf-warehouse export --format mlcommons-summary --out DIR` writes `DIR/summary_results.json`: one record
+per published Training result, in the fields and JSON types of the `summary_results.json` MLCommons publishes
+for Inference (which its results-site template loads), so tools made for that file read Training too. A
+test holds every record to the list below and the names and types to MLCommons' own file (the shared v5.1
+Inference round's). This page is generated from `pipelines/lib/warehouse/mlcommons_summary.py`.
+
+"""
+
+
 def generated_pages() -> dict[str, str]:
     """Page file name → its content, as the code and SQL headers give it now."""
+    from pipelines.lib.warehouse.mlcommons_summary import SUMMARY_FIELDS
     from pipelines.lib.warehouse.models import load_models
     from pipelines.lib.warehouse.reference import table_reference
     from pipelines.settings import settings_reference
 
-    return {"tables.md": table_reference(load_models()), "settings.md": SETTINGS_INTRO + settings_reference()}
+    summary = SUMMARY_INTRO + "| field | type | what it holds |\n|---|---|---|\n" + "".join(
+        f"| `{name}` | {kind.__name__} | {meaning} |\n" for name, kind, meaning in SUMMARY_FIELDS)
+    return {"tables.md": table_reference(load_models()), "settings.md": SETTINGS_INTRO + settings_reference(),
+            "mlcommons-summary.md": summary}
 
 
 def main() -> int:

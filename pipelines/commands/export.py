@@ -1,4 +1,5 @@
-"""`mlperf-warehouse export --format parquet|csv --out DIR [--tables t1,t2]`: files for BI tools."""
+"""`mlperf-warehouse export --format parquet|csv|mlcommons-summary --out DIR [--tables t1,t2]`: files for BI
+tools, or the published results as MLCommons' summary_results.json."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pipelines.commands import add_warehouse_dir, warehouse_base
 
 EXAMPLES = """examples:
   mlperf-warehouse export --out exports/
-  mlperf-warehouse export --format csv --tables fct_training_result,dim_system --out exports-csv/"""
+  mlperf-warehouse export --format csv --tables fct_training_result,dim_system --out exports-csv/
+  mlperf-warehouse export --format mlcommons-summary --out summary/   # summary_results.json"""
 
 
 def register(subparsers) -> None:
@@ -16,7 +18,9 @@ def register(subparsers) -> None:
         "export", help="write the public tables as Parquet or CSV with a manifest.json",
         description="Write the public dim_/fct_/mart_ tables as files any BI tool reads, with a manifest.json.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--format", choices=["parquet", "csv"], default="parquet", help="parquet (default) or csv")
+    p.add_argument("--format", choices=["parquet", "csv", "mlcommons-summary"], default="parquet",
+                   help="parquet (default), csv, or mlcommons-summary: one summary_results.json record per published "
+                        "result, in the fields of MLCommons' results table")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="output directory (replaced; must be empty or a previous export)")
     p.add_argument("--tables", metavar="T,T",

@@ -132,3 +132,37 @@ def test_bi_recipe_connections_are_read_only(built):
     assert con.sql("select * from fct_training_result where round = 'v5.0'").pl().height > 0
     with pytest.raises(duckdb.Error, match="read-only"):
         con.execute("create table scratch as select 1")
+
+
+def test_the_mlcommons_summary_has_the_fields_and_types_of_mlcommons_results_table(tmp_path):
+    """`export --format mlcommons-summary`: one record per published result, each field of SUMMARY_FIELDS with its
+    type, the names those of the summary_results.json MLCommons publishes (the shared Inference round's, when
+    ../shared is here)."""
+    import json
+    import tarfile
+
+    from pipelines.lib.warehouse.exports import export
+    from pipelines.lib.warehouse.mlcommons_summary import SUMMARY_FIELDS, check_record
+    from support.paths import SHARED_MLPERF
+
+    base = tmp_path / "warehouse"
+    build_warehouse(base)
+    manifest = export(tmp_path / "summary", "mlcommons-summary", None, base)
+    records = json.loads((tmp_path / "summary" / "summary_results.json").read_text())
+    with duckdb.connect(str(base / "mlperf.duckdb"), read_only=True) as con:
+        published = con.execute("select count(*) from fct_training_result where score_minutes is not null").fetchone()[0]
+    assert len(records) == published == manifest["tables"][0]["rows"] > 0
+    assert [problem for r in records for problem in check_record(r)] == []
+    assert len({r["ID"] for r in records}) == len(records)
+    assert all(r["Suite"] == "training" and r["Performance_Units"] == "minutes" for r in records)
+    inference = SHARED_MLPERF / "inference" / "inference_results_v5.1-main.tar.gz"
+    if inference.is_file():
+        with tarfile.open(inference) as tar:
+            member = next(m for m in tar if m.name.endswith("/summary_results.json"))
+            theirs = json.load(tar.extractfile(member))
+        their_fields = {k for r in theirs for k in r}
+        assert {name for name, _, _ in SUMMARY_FIELDS} <= their_fields
+        for name, kind, _ in SUMMARY_FIELDS:  # the JSON type most of MLCommons' own records use ("a#" is "" at times)
+            values = [r[name] for r in theirs if name in r and r[name] is not None]
+            typed = sum(isinstance(v, kind) or (kind is float and isinstance(v, int)) for v in values)
+            assert typed > len(values) / 2, name

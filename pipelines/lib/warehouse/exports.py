@@ -21,7 +21,7 @@ from pipelines.lib.warehouse.query import connect_readonly, quote_ident
 
 # Written into every export directory: only a directory holding it is ever replaced.
 EXPORT_MARKER = ".mlperf-warehouse-export"
-FORMATS = ("parquet", "csv")
+FORMATS = ("parquet", "csv", "mlcommons-summary")  # the last: summary_results.json, MLCommons' results table
 
 
 def quote_literal(text: str) -> str:
@@ -119,6 +119,14 @@ def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, bas
             built_at, fingerprint = con.execute("select built_at, fingerprint from _build_info").fetchone()
             manifest = {"format": fmt, "built_at": built_at, "fingerprint": fingerprint,
                         "exported_at": datetime.now(UTC).isoformat(), "tables": []}
+            if fmt == "mlcommons-summary":
+                from pipelines.lib.warehouse.mlcommons_summary import SUMMARY_FILE, summary_records
+
+                records = summary_records(con)
+                (tmp / SUMMARY_FILE).write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n")
+                manifest["tables"].append({"name": "mlcommons_summary", "kind": "file", "rows": len(records),
+                                           "path": SUMMARY_FILE, "partitioned_by": [], "columns": []})
+                wanted = []
             for table in wanted:
                 cols = columns(con, table)
                 path, partitioned_by = _export_table(con, table, cols, fmt, tmp)

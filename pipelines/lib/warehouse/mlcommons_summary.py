@@ -1,0 +1,113 @@
+"""The published Training results as MLCommons' `summary_results.json`: one record per published result,
+with the field names and types of the file MLCommons publishes for Inference (and its results-site
+template loads), so the same tooling reads Training.
+
+Each field is listed once, in SUMMARY_FIELDS (name, type, meaning); the records are built from the public
+tables only, and `check_record` holds every record to the list (a test does, on every record written).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+GITHUB = "https://github.com/mlcommons/training_results_{round}"
+SUMMARY_FILE = "summary_results.json"
+
+# (field, type, meaning). Types are JSON's as Python reads them; None is allowed where noted.
+SUMMARY_FIELDS: list[tuple[str, type, str]] = [
+    ("ID", str, "round and a number, e.g. 4.1-0001 (stable for one build: ordered by submitter, system, benchmark)"),
+    ("Submitter", str, "the submitter, as its results folder spells it"),
+    ("Availability", str, "available, preview or rdi (research, development, internal), from the systems file"),
+    ("Category", str, "the division: closed or open"),
+    ("Suite", str, "training"),
+    ("System", str, "the system's name (systems file)"),
+    ("Platform", str, "the system's results folder (the systems file's stem)"),
+    ("UsedModel", str, "the benchmark"),
+    ("Model", str, "the benchmark"),
+    ("Scenario", str, "empty for Training (an Inference field)"),
+    ("Accuracy", str, "empty: a Training result reached its target quality by definition"),
+    ("Nodes", int, "nodes (systems file; 0 when unknown)"),
+    ("Processor", str, "the host processor (systems file)"),
+    ("host_processors_per_node", int, "host processors per node (0 when unknown)"),
+    ("Accelerator", str, "the accelerator, as the systems file names it"),
+    ("a#", int, "accelerators in the system (0 for CPU-only or unknown)"),
+    ("Location", str, "the result's folder in the round's repository"),
+    ("Software", str, "the framework (systems file)"),
+    ("Notes", str, "why the warehouse has no score or energy, where it has none (else empty)"),
+    ("version", str, "the round, e.g. v4.1"),
+    ("has_power", bool, "the result has an energy to train"),
+    ("Details", str, "the systems file at MLCommons"),
+    ("Code", str, "the result logs at MLCommons"),
+    ("Unique ID (e.g. for Audit)", str, "training/<division>/<submitter>/<system>/<benchmark>"),
+    ("ColorKey", str, "availability and submitter, as the results site colours rows"),
+    ("Performance_Result", float, "the official score, minutes to train (as MLCommons published it)"),
+    ("Performance_Units", str, "minutes"),
+    ("Power_Result", float, "energy to train, joules (present only with has_power)"),
+    ("Power_Units", str, "Joules (present only with has_power)"),
+]
+OPTIONAL = frozenset({"Power_Result", "Power_Units"})
+
+_SQL = """
+select r.round, r.submitter, r.system, r.benchmark, r.division, r.score_minutes, r.energy_to_train_j,
+       r.energy_null_reason, s.system_name, s.availability_category, s.number_of_nodes, s.host_processor_model_name,
+       s.host_processors_per_node, s.accelerator_model_name, s.accelerator_count, s.framework
+from fct_training_result as r
+left join dim_system as s using (round, submitter, system)
+where r.score_minutes is not null
+order by round_order(r.round), r.submitter, r.system, r.benchmark
+"""
+
+_AVAILABILITY = {"cloud": "available", "on-premise": "available", "preview": "preview", "research": "rdi"}
+
+
+def summary_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """One record per published result of the warehouse behind `con`."""
+    cursor = con.execute(_SQL)
+    names = [d[0] for d in cursor.description]
+    records, numbers = [], {}
+    for values in cursor.fetchall():
+        r = dict(zip(names, values, strict=True))
+        number = numbers[r["round"]] = numbers.get(r["round"], 0) + 1
+        repo = GITHUB.format(round=r["round"])
+        division = r["division"] or "unknown"
+        availability = _AVAILABILITY.get(r["availability_category"] or "", "unknown")
+        record = {
+            "ID": f"{r['round'].lstrip('v')}-{number:04d}", "Submitter": r["submitter"], "Availability": availability,
+            "Category": division, "Suite": "training", "System": r["system_name"] or r["system"],
+            "Platform": r["system"], "UsedModel": r["benchmark"], "Model": r["benchmark"], "Scenario": "",
+            "Accuracy": "", "Nodes": int(r["number_of_nodes"] or 0), "Processor": r["host_processor_model_name"] or "",
+            "host_processors_per_node": int(r["host_processors_per_node"] or 0),
+            "Accelerator": r["accelerator_model_name"] or "", "a#": int(r["accelerator_count"] or 0),
+            "Location": f"{r['submitter']}/results/{r['system']}/{r['benchmark']}", "Software": r["framework"] or "",
+            "Notes": r["energy_null_reason"] or "", "version": r["round"],
+            "has_power": r["energy_to_train_j"] is not None,
+            "Details": f"{repo}/blob/main/{r['submitter']}/systems/{r['system']}.json",
+            "Code": f"{repo}/tree/main/{r['submitter']}/results/{r['system']}/{r['benchmark']}",
+            "Unique ID (e.g. for Audit)": f"training/{division}/{r['submitter']}/{r['system']}/{r['benchmark']}",
+            "ColorKey": f"{availability}{r['submitter']}",
+            "Performance_Result": float(r["score_minutes"]), "Performance_Units": "minutes",
+        }
+        if r["energy_to_train_j"] is not None:
+            record |= {"Power_Result": float(r["energy_to_train_j"]), "Power_Units": "Joules"}
+        records.append(record)
+    return records
+
+
+def check_record(record: dict[str, Any]) -> list[str]:
+    """What is wrong with a record against SUMMARY_FIELDS (empty: nothing)."""
+    problems = []
+    known = {name for name, _, _ in SUMMARY_FIELDS}
+    for name, kind, _ in SUMMARY_FIELDS:
+        if name not in record:
+            if name not in OPTIONAL or record.get("has_power"):
+                problems.append(f"{name} missing")
+            continue
+        value = record[name]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            continue
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            problems.append(f"{name} is {type(value).__name__}, not {kind.__name__}")
+    problems += [f"{name} is not a summary field" for name in record if name not in known]
+    return problems
