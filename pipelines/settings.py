@@ -31,6 +31,7 @@ from pipelines.lib.reference.sources import (
     DEFAULT_ROUNDS,
     DEFAULT_RULES_URL_TEMPLATE,
 )
+from pipelines.lib.warehouse.parameters import DEFAULT_PUE, PUE_SOURCE, BuildParameters
 
 CommaList = Annotated[list[str], NoDecode]  # `a,b,c` in the environment, not JSON
 
@@ -73,6 +74,10 @@ class BaseMlperfSettings(BaseSettings):
                                            "raises the rate limit)")
     allowed_hosts: CommaList = Field([], description="hosts, besides each configured URL's own, whose links "
                                      "(AWS currentVersionUrl, Azure NextPageLink, GitHub next) are followed")
+    electricity_usd_per_kwh: float | None = Field(None, gt=0, description="electricity price for energy costs, "
+                                                  "USD per kWh (unset: energy costs are not computed)")
+    pue: float = Field(DEFAULT_PUE, ge=1, le=5,
+                       description=f"power usage effectiveness applied to measured energy ({PUE_SOURCE})")
     debug: bool = Field(False, description="show Dagster's errors with their tracebacks")
 
     @field_validator("rounds", "trust_rules_refs", "allowed_hosts", mode="before")
@@ -84,6 +89,9 @@ class BaseMlperfSettings(BaseSettings):
     @classmethod
     def _rounds(cls, value: list[str]) -> list[str]:
         return [normalize_round(r) for r in value]
+
+    def build_parameters(self) -> BuildParameters:
+        return BuildParameters(self.electricity_usd_per_kwh, self.pue)
 
     def limit_values(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in limits.LIMITS}

@@ -4,6 +4,7 @@ from pipelines.lib.mlperf.rounds import results_url_template
 from pipelines.lib.mlperf.rules import rules_url_template
 from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK
 from pipelines.lib.reference.sources import DEFAULT_RESULTS_URL_TEMPLATE, DEFAULT_RULES_URL_TEMPLATE
+from pipelines.lib.warehouse.parameters import DEFAULT_PUE
 from pipelines.settings import BaseMlperfSettings, apply, load_settings
 
 
@@ -44,6 +45,24 @@ class MlperfResultsSource(Downloads):
         from pipelines.lib.io.limits import limit
 
         return self.retry_policy(max_bytes=self.max_archive_bytes or limit("max_archive_bytes"))
+
+
+class BuildAssumptions(dg.ConfigurableResource):
+    """What a build assumes that no source states (lib/warehouse/parameters.py): the electricity price and the
+    PUE of energy costs."""
+
+    electricity_usd_per_kwh: float | None = None
+    pue: float = DEFAULT_PUE
+
+    def parameters(self):
+        from pipelines.lib.warehouse.parameters import BuildParameters
+
+        return BuildParameters(self.electricity_usd_per_kwh, self.pue)
+
+
+def build_assumptions_from_settings(settings: BaseMlperfSettings | None = None) -> BuildAssumptions:
+    settings = settings or load_settings()
+    return BuildAssumptions(electricity_usd_per_kwh=settings.electricity_usd_per_kwh, pue=settings.pue)
 
 
 class WarehouseLocation(dg.ConfigurableResource):
@@ -92,5 +111,8 @@ def resources() -> dg.Definitions:
     return dg.Definitions(resources={
         "results_source": locked(results_source_from_settings, "Where round archives and rules archives come from "
                                  "(MLPERF_RESULTS_URL_TEMPLATE, MLPERF_RULES_URL_TEMPLATE), with download limits."),
+        "build_assumptions": locked(build_assumptions_from_settings, "What builds assume that no source states: "
+                                    "the electricity price and PUE of energy costs (MLPERF_ELECTRICITY_USD_PER_KWH, "
+                                    "MLPERF_PUE)."),
         "warehouse_location": locked(warehouse_location_from_settings, "The warehouse directory (MLPERF_WAREHOUSE_DIR)."),
     })

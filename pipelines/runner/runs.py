@@ -46,13 +46,18 @@ def job_resources(settings: BaseMlperfSettings, *, url_template: str | None = No
                   trusted_rules_refs: tuple[str, ...] = ()) -> dict:
     """The jobs' resources as the definitions build them from `settings`, with the CLI's flags in place."""
     from pipelines.defs.prices.resources import price_sources_from_settings
-    from pipelines.defs.resources import results_source_from_settings, warehouse_location_from_settings
+    from pipelines.defs.resources import (
+        build_assumptions_from_settings,
+        results_source_from_settings,
+        warehouse_location_from_settings,
+    )
 
     return {
         "results_source": results_source_from_settings(
             settings, url_template=url_template, rules_template=rules_template, accept_shrink=accept_shrink or None,
             backoff_seconds=backoff_seconds, trusted_rules_refs=list(trusted_rules_refs)),
         "warehouse_location": warehouse_location_from_settings(settings),
+        "build_assumptions": build_assumptions_from_settings(settings),
         "price_sources": price_sources or price_sources_from_settings(settings, backoff_seconds=backoff_seconds),
     }
 

@@ -9,7 +9,7 @@ import pytest
 
 from pipelines.defs.mlperf.assets import ROUND_ASSETS
 from pipelines.defs.mlperf.partitions import mlperf_rounds
-from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
+from pipelines.defs.resources import BuildAssumptions, MlperfResultsSource, WarehouseLocation
 from pipelines.defs.warehouse.models import MODELS, SQL_TESTS, group_of, warehouse_models
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.warehouse import models as model_headers
@@ -34,6 +34,7 @@ def staged(warehouse, tmp_path):
         "results_source": MlperfResultsSource(url_template=str(site / "training_results_{version}.tar.gz"),
                                               rules_url_template=str(site / rules), backoff_seconds=0.01),
         "warehouse_location": WarehouseLocation(directory=str(warehouse)),
+        "build_assumptions": BuildAssumptions(),
     }
     with dg.instance_for_test() as instance:
         instance.add_dynamic_partitions(mlperf_rounds.name, [ROUND])

@@ -338,3 +338,11 @@ def test_every_power_result_has_an_energy_or_a_reason(built):
     # a run's energy is the sum of its logs': a node's is positive, a switch's never negative
     negative = "select count(*) from fct_power_log where energy_j < 0 or (kind = 'node' and energy_j <= 0)"
     assert con.execute(negative).fetchone()[0] == 0
+    # mart_energy: one row per result with an energy; the mean power per accelerator (hosts and switches
+    # included) within what a system can draw: no accelerator here has a TDP over 1,400 W (GB300), and no
+    # system idles under 100 W per accelerator
+    energy_rows, results, out_of_range = con.execute("""
+        select (select count(*) from mart_energy), (select count(energy_to_train_j) from fct_training_result),
+               (select count(*) from mart_energy where average_power_per_accelerator_w not between 100 and 3000)
+    """).fetchone()
+    assert energy_rows == results and out_of_range == 0

@@ -14,7 +14,7 @@ import dagster as dg
 
 from pipelines.defs.mlperf.assets import mlperf_round_tables
 from pipelines.defs.prices.assets import PRICE_ASSETS
-from pipelines.defs.resources import WarehouseLocation
+from pipelines.defs.resources import BuildAssumptions, WarehouseLocation
 from pipelines.lib.warehouse import build as warehouse
 from pipelines.lib.warehouse.models import (
     DERIVED_TABLES,
@@ -133,10 +133,11 @@ def _check_result(outcome: warehouse.TestOutcome) -> dg.AssetCheckResult:
     "fail a structural test is built from its previously published rows (or left out) and named; plausibility "
     "tests warn. Skipped (nothing materialized) when no staged input, SQL model or seed changed.",
 )
-def warehouse_models(context: dg.AssetExecutionContext, warehouse_location: WarehouseLocation):
+def warehouse_models(context: dg.AssetExecutionContext, warehouse_location: WarehouseLocation,
+                     build_assumptions: BuildAssumptions):
     started = time.perf_counter()
     try:
-        result = warehouse.build(warehouse_location.path())
+        result = warehouse.build(warehouse_location.path(), parameters=build_assumptions.parameters())
     except warehouse.BuildFailed as failed:
         # The failed SQL tests are recorded on their models; then the step fails: nothing is materialized
         # and nothing was published.

@@ -38,6 +38,7 @@ from pipelines.lib.warehouse.models import (
     model_order,
     quote_identifier,
 )
+from pipelines.lib.warehouse.parameters import BuildParameters
 from pipelines.lib.warehouse.publish import (
     file_signature,
     finished_build_error,
@@ -128,10 +129,10 @@ class BuildResult:
         return [t for t in self.tests if not t.passed and t.severity == "plausibility"]
 
 
-def input_fingerprint(base: Path | None = None) -> str:
-    """Changes whenever a staged file, a SQL model, a seed or the accelerator mapping changes."""
+def input_fingerprint(base: Path | None = None, parameters: BuildParameters | None = None) -> str:
+    """Changes whenever a staged file, a SQL model, a seed, the accelerator mapping or an assumption changes."""
     base = base or warehouse_dir()
-    digest = hashlib.sha256()
+    digest = hashlib.sha256((parameters or BuildParameters()).fingerprint().encode())
     for table in sorted(RAW_TABLES):
         for path in staged_files(table, base):
             digest.update(file_stamp(path, base).encode())
@@ -334,8 +335,10 @@ def row_source(con: duckdb.DuckDBPyConnection, record: dict) -> str:
     return "; ".join(parts) or "see the test's SQL for the tables it reads"
 
 
-def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUILDS) -> BuildResult:
-    """Build, test and publish, one build at a time per warehouse (others wait for the lock)."""
+def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUILDS,
+          parameters: BuildParameters | None = None) -> BuildResult:
+    """Build, test and publish, one build at a time per warehouse (others wait for the lock). `parameters`:
+    the assumptions the build applies (default: BuildParameters())."""
     from pipelines.lib.io.locking import build_lock
 
     base = (base or warehouse_dir()).resolve()
@@ -343,7 +346,7 @@ def build(base: Path | None = None, *, force: bool = False, keep: int = KEEP_BUI
     with build_lock(builds_dir(base)):
         verified = remove_unfinished_builds(base)
         republish_if_damaged(base, verified)
-        return _build(base, force=force, keep=keep, verified=verified)
+        return _build(base, force=force, keep=keep, verified=verified, parameters=parameters or BuildParameters())
 
 
 def published_opens(base: Path | None = None, verified: dict[str, list[int]] | None = None) -> str | None:
@@ -403,8 +406,9 @@ class _Attempt:
     built_at: str | None = None
 
 
-def _build(base: Path, *, force: bool, keep: int, verified: dict[str, list[int]] | None = None) -> BuildResult:
-    fingerprint = input_fingerprint(base)
+def _build(base: Path, *, force: bool, keep: int, verified: dict[str, list[int]] | None = None,
+           parameters: BuildParameters = BuildParameters()) -> BuildResult:  # noqa: B008 (frozen)
+    fingerprint = input_fingerprint(base, parameters)
     target = published_db(base)
     info = read_published_info(base) or {}
     if (not force and target.exists() and info.get("fingerprint") == fingerprint
@@ -428,7 +432,7 @@ def _build(base: Path, *, force: bool, keep: int, verified: dict[str, list[int]]
         build_path = ensure_inside(out_dir / f"mlperf-{stamp}.duckdb", base)
         excluded_rounds = _excluded_rounds(excluded, from_previous)
         attempt = _attempt(base, build_path, models, dependencies_verified, fingerprint,
-                           excluded_rounds, previous, frozenset(from_previous))
+                           excluded_rounds, previous, frozenset(from_previous), parameters=parameters)
         if not attempt.failing_rounds:
             break
         _remove_build(build_path)
@@ -485,7 +489,8 @@ def _remove_build(build_path: Path) -> None:
 
 
 def _attempt(base: Path, build_path: Path, models: dict, dependencies_verified: frozenset[str], fingerprint: str,
-             excluded: dict[str, str], previous: Path | None, from_previous: frozenset[str]) -> _Attempt:
+             excluded: dict[str, str], previous: Path | None, from_previous: frozenset[str],
+             parameters: BuildParameters = BuildParameters()) -> _Attempt:  # noqa: B008 (frozen)
     """Build every model into `build_path` without the staged data of the `excluded` rounds (round →
     why, recorded in `_build_info`) and run every SQL test. A finished attempt with no structural
     failure is checkpointed with `_build_info`; otherwise the caller removes the file."""
@@ -501,6 +506,8 @@ def _attempt(base: Path, build_path: Path, models: dict, dependencies_verified: 
                 con.execute("set threads = 1")
             _load_raw(con, base, frozenset(excluded), previous, from_previous)
             load_seeds(con)
+            con.execute("create table raw_build_parameters (name varchar, value double, source varchar)")
+            con.executemany("insert into raw_build_parameters values (?, ?, ?)", parameters.rows())
             create_macros(con)
             _load_derived(con)
             # each header names exactly what its SQL reads

@@ -111,6 +111,7 @@ def external_relations() -> dict[str, str]:
     found = {f"raw_{t}": "staged" for t in RAW_TABLES}
     found |= {f"raw_{s}": "seed" for s in SEED_TABLES}
     found |= {name: "derived" for name in DERIVED_TABLES}
+    found["raw_build_parameters"] = "parameters"  # the build's assumptions (lib/warehouse/parameters.py)
     return found
 
 
