@@ -125,6 +125,9 @@ def load_figures(con, round_version: str, benchmark: str, accelerators: Sequence
         "price_source", "region", "sku", "pricing_model", "price_per_accelerator_hour_usd", "cost_to_train_usd",
         "is_native_cloud", "provider_kind", "is_bookable",
     ], "round = ? and benchmark = ?", [round_version, benchmark], "system, provider, cost_to_train_usd, region, sku")
+    energy = select_columns(con, "mart_energy", ["submitter", "system", "energy_to_train_kwh",
+                                                 "average_power_per_accelerator_w"],
+                            "round = ? and benchmark = ?", [round_version, benchmark])
     utilization = select_columns(con, "mart_utilization", ["submitter", "system", "accelerator", "accelerator_count", "mfu"],
                           "round = ? and benchmark = ?", [round_version, benchmark])
     results = select_columns(con, "fct_training_result", [
@@ -163,13 +166,14 @@ def load_figures(con, round_version: str, benchmark: str, accelerators: Sequence
             reason = "no cloud lists a price for this accelerator"
         unpriced.append(r | {"reason": reason})
     return {"scaling": scaling, "costs": costs, "bookable": list(cheapest.values()), "utilization": utilization,
-            "results": results, "unpriced": unpriced, "systems": sysinfo,
+            "results": results, "unpriced": unpriced, "systems": sysinfo, "energy": energy,
             "accelerator_names": accelerator_names(con), "benchmark_name": benchmark_name(con, benchmark)}
 
 
 def figures_table(data: dict) -> list[dict]:
     """One row per scored system: scores, scaling vs the family base, MFU, cheapest bookable cost."""
     mfu = {(r["submitter"], r["system"]): r["mfu"] for r in data["utilization"]}
+    energy = {(r["submitter"], r["system"]): r for r in data.get("energy", [])}
     best: dict[tuple, dict] = {}
     native: dict[tuple, dict] = {}
     for r in data["bookable"]:
@@ -203,6 +207,8 @@ def figures_table(data: dict) -> list[dict]:
             "cheapest_bookable_usd": b["cost_to_train_usd"] if b else None,
             "cheapest_bookable_at": f"{cloud_name(b['provider'])} {b['region']}" if b else None,
             "own_cloud_bookable_usd": n["cost_to_train_usd"] if n else None,
+            "energy_to_train_kwh": (energy.get(key) or {}).get("energy_to_train_kwh"),
+            "average_power_per_accelerator_w": (energy.get(key) or {}).get("average_power_per_accelerator_w"),
         })
     return rows
 

@@ -56,7 +56,9 @@ FIGURE_COLUMNS = [
     ("accelerators", "count"), ("score_minutes", "minutes"), ("size_ratio", "× base size"), ("speedup", "speedup"),
     ("convergence_scaling_efficiency", "convergence eff."), ("throughput_scaling_efficiency", "throughput eff."),
     ("mfu", "MFU"), ("cheapest_bookable_usd", "cheapest bookable"), ("own_cloud_bookable_usd", "own cloud"),
+    ("energy_to_train_kwh", "energy (kWh)"), ("average_power_per_accelerator_w", "W per accelerator"),
 ]
+ENERGY_COLUMNS = frozenset({"energy_to_train_kwh", "average_power_per_accelerator_w"})  # shown where measured
 UNPRICED_COLUMNS = [("system_name", "system"), ("submitter", "submitter"), ("accelerator_name", "accelerator"),
                     ("accelerator_count", "count"), ("score_minutes", "minutes"), ("reason", "why no cost")]
 OPTION_COLUMNS = [("system_name", "system"), ("accelerator_name", "accelerator"), ("accelerator_count", "count"),
@@ -178,6 +180,8 @@ def render_html(report: Report, data: dict, nav: Sequence[tuple[str, str]] = (),
                 "pricing_model": r["pricing_model"], "price_per_accelerator_hour_usd": r["price_per_accelerator_hour_usd"],
                 "cost_to_train_usd": r["cost_to_train_usd"], "own_cloud": r["is_native_cloud"]} for r in data["costs"]]
     option_columns = [c for c in OPTION_COLUMNS if c[0] != "price_source" or any(o["price_source"] for o in options)]
+    measured = any(r.get("energy_to_train_kwh") is not None for r in report.figures)
+    figure_columns = [c for c in FIGURE_COLUMNS if c[0] not in ENERGY_COLUMNS or measured]
     specs = specs or {}
     charts = [{"name": name, "title": title,
                "svg_base64": base64.b64encode(report.svgs[name].encode()).decode("ascii") if name in report.svgs else "",
@@ -187,7 +191,7 @@ def render_html(report: Report, data: dict, nav: Sequence[tuple[str, str]] = (),
         "report.html.j2", report=report, nav=list(nav), charts=charts, options=options,
         scripts=list(live_charts) if charts and live_charts else [],
         title=f"MLPerf Training {report.round} · {data.get('benchmark_name') or report.benchmark}: scaling and cost",
-        generated=f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}", figure_columns=FIGURE_COLUMNS,
+        generated=f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}", figure_columns=figure_columns,
         unpriced_columns=UNPRICED_COLUMNS, option_columns=option_columns, definitions=DEFINITIONS)
 
 

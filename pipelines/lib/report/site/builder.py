@@ -103,7 +103,7 @@ def natural_key(text) -> list:
 def load_round(con, round_version: str) -> dict:
     results = select_columns(con, "fct_training_result", [
         "submitter", "system", "benchmark", "division", "availability", "accelerator_count", "score_minutes",
-        "runs_total", "runs_dropped", "no_score_reason",
+        "runs_total", "runs_dropped", "no_score_reason", "energy_to_train_kwh",
     ], "round = ?", [round_version], "submitter, system, benchmark")
     systems = select_columns(con, "dim_system", [name for name, _ in SYSTEM_FIELDS] + [
         "system", "availability_category"], "round = ?", [round_version], "submitter, system")
@@ -184,7 +184,8 @@ def system_context(round_version: str, key: tuple[str, str], info: dict, results
                  "logs": f"{links['results']}/{quote(str(r['benchmark']), safe='')}" if links else None}
             for r in sorted(results, key=lambda r: str(r["benchmark"]))]
     return {"name": info.get("system_name") or system, "submitter": submitter, "system": system,
-            "round": round_version, "links": links, "facts": facts, "results": rows}
+            "round": round_version, "links": links, "facts": facts, "results": rows,
+            "measured": any(r.get("energy_to_train_kwh") is not None for r in rows)}
 
 
 def copy_assets(out_dir: Path) -> None:
