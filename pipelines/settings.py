@@ -26,6 +26,8 @@ from pipelines.lib.reference.sources import (
     DEFAULT_CATALOG_URL,
     DEFAULT_GCP_URL,
     DEFAULT_GITHUB_API_URL,
+    DEFAULT_HPC_RESULTS_URL_TEMPLATE,
+    DEFAULT_HPC_ROUNDS,
     DEFAULT_OCI_URL,
     DEFAULT_RESULTS_URL_TEMPLATE,
     DEFAULT_ROUNDS,
@@ -54,6 +56,12 @@ class BaseMlperfSettings(BaseSettings):
                               "(comma-separated; the refresh's --rounds)")
     results_url_template: str = Field(DEFAULT_RESULTS_URL_TEMPLATE, description="where a round's results archive "
                                       "is fetched ({version}: v4.1); http(s), file:// or a path")
+    hpc_rounds: CommaList = Field(_comma_list(DEFAULT_HPC_ROUNDS), description="the MLPerf HPC rounds a refresh "
+                                  "loads (comma-separated; the refresh's --rounds with --suites hpc)")
+    hpc_results_url_template: str = Field(DEFAULT_HPC_RESULTS_URL_TEMPLATE, description="where an MLPerf HPC "
+                                          "round's results archive is fetched ({version}: v3.0)")
+    suites: CommaList = Field(["training", "hpc"], description="the MLPerf suites a refresh loads (comma-separated: "
+                              "training, hpc; the refresh's --suites)")
     rules_url_template: str = Field(DEFAULT_RULES_URL_TEMPLATE, description="where the mlcommons/logging archive "
                                     "of a rules ref is fetched ({ref})")
     rules_default_ref: str | None = Field(None, description="the rules ref of a round rules_refs.csv does not "
@@ -80,15 +88,22 @@ class BaseMlperfSettings(BaseSettings):
                        description=f"power usage effectiveness applied to measured energy ({PUE_SOURCE})")
     debug: bool = Field(False, description="show Dagster's errors with their tracebacks")
 
-    @field_validator("rounds", "trust_rules_refs", "allowed_hosts", mode="before")
+    @field_validator("rounds", "hpc_rounds", "suites", "trust_rules_refs", "allowed_hosts", mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         return _comma_list(value)
 
-    @field_validator("rounds")
+    @field_validator("rounds", "hpc_rounds")
     @classmethod
     def _rounds(cls, value: list[str]) -> list[str]:
         return [normalize_round(r) for r in value]
+
+    @field_validator("suites")
+    @classmethod
+    def _suites(cls, value: list[str]) -> list[str]:
+        from pipelines.lib.mlperf.suites import suite_named
+
+        return [suite_named(s).name for s in value]
 
     def build_parameters(self) -> BuildParameters:
         return BuildParameters(self.electricity_usd_per_kwh, self.pue)

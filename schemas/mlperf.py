@@ -162,6 +162,52 @@ class MlperfPowerLog(pa.DataFrameModel):
     values_nulled: str = pa.Field(nullable=True)  # as MlperfRun.values_nulled
 
 
+class HpcRun(pa.DataFrameModel):
+    """One MLPerf HPC result log (`results/<system>/{strong,weak}/<benchmark>/result_*.txt`)."""
+
+    round: str = pa.Field(str_matches=ROUND)
+    submitter: str = pa.Field(str_length={"min_value": 1})
+    system: str = pa.Field(str_length={"min_value": 1})
+    scale: str = pa.Field(isin=["strong", "weak"])
+    scale_implied: bool
+    benchmark: str = pa.Field(str_length={"min_value": 1})
+    run_file: str = pa.Field(unique=True)
+    ruleset: str = pa.Field(nullable=True)
+    ruleset_ref: str = pa.Field(nullable=True)
+    passed_compliance: bool
+    drop_reason: str = pa.Field(nullable=True)
+    current_rules_drop_reason: str = pa.Field(nullable=True)
+    status: str = pa.Field(nullable=True)
+    run_start_ms: float = pa.Field(nullable=True, ge=0, le=MAX_EPOCH_MS)
+    run_stop_ms: float = pa.Field(nullable=True, ge=0, le=MAX_EPOCH_MS)
+    time_to_train_minutes: float = pa.Field(nullable=True, ge=0, le=MAX_MINUTES)
+    global_batch_size: float = pa.Field(nullable=True, ge=0, le=MAX_BATCH)
+    # Fugaku's weak-scaling instances: 128 nodes of 0 accelerators; the largest systems: ~10^5 nodes
+    number_of_nodes: float = pa.Field(nullable=True, ge=1, le=1e6)
+    accelerators_per_node: float = pa.Field(nullable=True, ge=0, le=1e4)
+    benchmark_logged: str = pa.Field(nullable=True)
+    log_lines: int = pa.Field(nullable=True)
+    mllog_lines: int = pa.Field(nullable=True)
+    parse_errors: int = pa.Field(ge=0)
+    first_parse_error: str = pa.Field(nullable=True)
+    log_sha256: str = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
+    values_nulled: str = pa.Field(nullable=True)  # as MlperfRun.values_nulled
+
+    @pa.dataframe_check
+    def scored_runs_have_a_positive_time(cls, data: PolarsData) -> pl.LazyFrame:
+        """A run that counts (under either rules) must have stopped after it started."""
+        return data.lazyframe.select(
+            (pl.col("drop_reason").is_not_null() & pl.col("current_rules_drop_reason").is_not_null())
+            | (pl.col("time_to_train_minutes") > 0)
+        )
+
+
+class HpcScaling(MlperfScaling):
+    """`scaling.json` of one HPC benchmark folder, with its scale."""
+
+    scale: str = pa.Field(isin=["strong", "weak"])
+
+
 # Columns whose failed check nulls the value (the reason goes to the row's `values_nulled` and to the
 # quarantine) instead of quarantining the row: what a log says of its run's metrics or its system's
 # hardware must never take away a run the official scorer counts, or a system it lists. Keys,
@@ -171,6 +217,7 @@ NULLED_ON_FAILURE: dict[str, tuple[str, ...]] = {
         "global_batch_size", "convergence_progress", "convergence_counted_in", "seed", "steady_state_throughput",
         "precision_logged", "throughput_counting", "progress_counted_in", "progress_offset", "train_samples_logged",
     ),
+    "HpcRun": ("global_batch_size", "number_of_nodes", "accelerators_per_node"),
     "MlperfPowerLog": ("conversion_eff", "interconnect_power_est_w", "agg_power_w_ms"),
     "MlperfSystem": (
         "division", "accelerators_per_node", "number_of_nodes", "accelerator_count", "host_processors_per_node",

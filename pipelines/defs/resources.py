@@ -3,7 +3,11 @@ import dagster as dg
 from pipelines.lib.mlperf.rounds import results_url_template
 from pipelines.lib.mlperf.rules import rules_url_template
 from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK
-from pipelines.lib.reference.sources import DEFAULT_RESULTS_URL_TEMPLATE, DEFAULT_RULES_URL_TEMPLATE
+from pipelines.lib.reference.sources import (
+    DEFAULT_HPC_RESULTS_URL_TEMPLATE,
+    DEFAULT_RESULTS_URL_TEMPLATE,
+    DEFAULT_RULES_URL_TEMPLATE,
+)
 from pipelines.lib.warehouse.parameters import DEFAULT_PUE
 from pipelines.settings import BaseMlperfSettings, apply, load_settings
 
@@ -27,10 +31,11 @@ class Downloads(dg.ConfigurableResource):
 
 
 class MlperfResultsSource(Downloads):
-    """Where round archives come from: a URL template with `{version}` (http(s), file:// or a path),
-    and the `mlcommons/logging` archive of the rules each round was scored with (`{ref}`)."""
+    """Where round archives come from: a URL template with `{version}` (http(s), file:// or a path) per
+    suite (Training, HPC), and the `mlcommons/logging` archive of the rules each round was scored with (`{ref}`)."""
 
     url_template: str = DEFAULT_RESULTS_URL_TEMPLATE
+    hpc_url_template: str = DEFAULT_HPC_RESULTS_URL_TEMPLATE
     rules_url_template: str = DEFAULT_RULES_URL_TEMPLATE
     # A round whose results that count shrink by more than this share is refused (previous data kept).
     max_shrink: float = DEFAULT_MAX_SHRINK
@@ -40,6 +45,10 @@ class MlperfResultsSource(Downloads):
     trusted_rules_refs: list[str] = []
     # the rules ref of a round rules_refs.csv does not list (None: the newest ref of the table)
     rules_default_ref: str | None = None
+
+    def template_for(self, suite) -> str:
+        """The results URL template of a suite (`pipelines.lib.mlperf.suites`)."""
+        return self.hpc_url_template if suite.name == "hpc" else self.url_template
 
     def policy(self):
         from pipelines.lib.io.limits import limit
@@ -80,11 +89,13 @@ class WarehouseLocation(dg.ConfigurableResource):
 
 def results_source_from_settings(settings: BaseMlperfSettings | None = None, *, url_template: str | None = None,
                                  rules_template: str | None = None, accept_shrink: bool | None = None,
-                                 trusted_rules_refs: list[str] | None = None, **overrides) -> MlperfResultsSource:
+                                 trusted_rules_refs: list[str] | None = None, hpc_url_template: str | None = None,
+                                 **overrides) -> MlperfResultsSource:
     """MlperfResultsSource from the settings (default: loaded now); the CLI's flags add to or win over them."""
     settings = settings or load_settings()
     return MlperfResultsSource(
         url_template=results_url_template(url_template or settings.results_url_template),
+        hpc_url_template=results_url_template(hpc_url_template or settings.hpc_results_url_template),
         rules_url_template=rules_url_template(rules_template or settings.rules_url_template),
         max_shrink=settings.max_shrink,
         accept_shrink=settings.accept_shrink if accept_shrink is None else accept_shrink,
@@ -110,7 +121,8 @@ def locked(build, description: str) -> dg.ResourceDefinition:
 def resources() -> dg.Definitions:
     return dg.Definitions(resources={
         "results_source": locked(results_source_from_settings, "Where round archives and rules archives come from "
-                                 "(MLPERF_RESULTS_URL_TEMPLATE, MLPERF_RULES_URL_TEMPLATE), with download limits."),
+                                 "(MLPERF_RESULTS_URL_TEMPLATE, MLPERF_HPC_RESULTS_URL_TEMPLATE, "
+                                 "MLPERF_RULES_URL_TEMPLATE), with download limits."),
         "build_assumptions": locked(build_assumptions_from_settings, "What builds assume that no source states: "
                                     "the electricity price and PUE of energy costs (MLPERF_ELECTRICITY_USD_PER_KWH, "
                                     "MLPERF_PUE)."),

@@ -1,6 +1,6 @@
 """Run a refresh in-process with the definitions' own jobs (operations/jobs.py), on the persistent
-instance that `dg dev` shows: one mlperf_round_job run per round, one prices_job run for today, one
-warehouse_job run, then one outputs_job run after a publish.
+instance that `dg dev` shows: one mlperf_round_job run per Training round, one hpc_round_job run per HPC
+round, one prices_job run for today, one warehouse_job run, then one outputs_job run after a publish.
 
 The jobs' resources are built by the same functions the definitions use, from the same settings
 (`pipelines/settings.py`); the CLI's flags override single fields of them and are passed to the run as
@@ -16,6 +16,7 @@ from dataclasses import asdict
 import dagster as dg
 
 from pipelines.lib.io.paths import published_db, warehouse_dir
+from pipelines.lib.mlperf.suites import HPC, TRAINING, Suite
 from pipelines.lib.staging.files import staged_files
 from pipelines.lib.warehouse.coverage import round_coverage
 from pipelines.lib.warehouse.summary import RefreshSummary, StepOutcome, check_detail
@@ -24,7 +25,8 @@ from pipelines.settings import BaseMlperfSettings, apply, load_settings
 
 
 def refresh(rounds: list[str], settings: BaseMlperfSettings | None = None, **kwargs) -> RefreshSummary:
-    """Fetch and stage `rounds` (and prices), build, check and publish; the outcome is recorded for `status`.
+    """Fetch and stage the Training `rounds` (the HPC rounds of `hpc_rounds=`, and prices), build, check and
+    publish; the outcome is recorded for `status`.
     `settings`: the operator's (default: read from the environment now), applied to this process."""
     from pipelines.lib.io.locking import refresh_lock, remove_stale_files
     from pipelines.lib.warehouse.status import record_refresh_outcome
@@ -57,6 +59,8 @@ def _refresh_on(
     settings: BaseMlperfSettings,
     url_template: str | None = None,
     rules_template: str | None = None,
+    hpc_rounds: list[str] | tuple[str, ...] = (),
+    hpc_url_template: str | None = None,
     accept_shrink: bool = False,
     prices: bool = True,
     progress: Callable[[str], None] = lambda _: None,
@@ -64,29 +68,33 @@ def _refresh_on(
     price_sources=None,
     trusted_rules_refs: tuple[str, ...] = (),
 ) -> RefreshSummary:
+    from pipelines.defs.hpc.partitions import mlperf_hpc_rounds
     from pipelines.defs.mlperf.partitions import mlperf_rounds
     from pipelines.defs.warehouse.models import warehouse_models
 
-    instance.add_dynamic_partitions(
-        mlperf_rounds.name, [r for r in rounds if not instance.has_dynamic_partition(mlperf_rounds.name, r)]
-    )
+    for partitions, wanted in ((mlperf_rounds, rounds), (mlperf_hpc_rounds, hpc_rounds)):
+        instance.add_dynamic_partitions(
+            partitions.name, [r for r in wanted if not instance.has_dynamic_partition(partitions.name, r)])
     resources = job_resources(settings, url_template=url_template, rules_template=rules_template, accept_shrink=accept_shrink,
                               backoff_seconds=backoff_seconds, price_sources=price_sources,
-                              trusted_rules_refs=trusted_rules_refs)
+                              trusted_rules_refs=trusted_rules_refs, hpc_url_template=hpc_url_template)
     summary = RefreshSummary()
-    for index, round_version in enumerate(rounds, 1):
-        progress(f"[{index}/{len(rounds)}] {round_version}: fetching and parsing ...")
+    steps = [(TRAINING, r) for r in rounds] + [(HPC, r) for r in hpc_rounds]
+    for index, (suite, round_version) in enumerate(steps, 1):
+        label = round_version if suite is TRAINING else f"HPC {round_version}"
+        progress(f"[{index}/{len(steps)}] {label}: fetching and parsing ...")
         started = time.perf_counter()
-        result = run_job("mlperf_round_job", instance, resources, partition_key=round_version, debug=settings.debug)
+        result = run_job(SUITE_ROUND_JOBS[suite.name], instance, resources, partition_key=round_version,
+                         debug=settings.debug)
         seconds = time.perf_counter() - started
         unreachable = False
         if result.success:
-            detail = _round_detail(materialized_metadata(result))
+            detail = _round_detail(materialized_metadata(result), suite)
         else:
             detail, unreachable = run_error(result)
-        summary.steps.append(StepOutcome(f"results {round_version}", result.success, seconds, detail,
+        summary.steps.append(StepOutcome(f"results {label}", result.success, seconds, detail,
                                          unreachable=unreachable))
-        progress(f"[{index}/{len(rounds)}] {round_version}: {'ok' if result.success else 'FAILED'} in {seconds:.1f}s; {detail}")
+        progress(f"[{index}/{len(steps)}] {label}: {'ok' if result.success else 'FAILED'} in {seconds:.1f}s; {detail}")
 
     if prices:
         from pipelines.runner.price_steps import refresh_prices
@@ -98,7 +106,7 @@ def _refresh_on(
     # (the price history says when it was fetched). Everything else is published; the summary names
     # what failed and the refresh exits non-zero. A refresh asked for rounds of which not one has ever
     # loaded (a first refresh, offline) publishes nothing rather than a warehouse without results.
-    if rounds and not staged_files("mlperf_runs", warehouse_dir()):
+    if (rounds or hpc_rounds) and not any(staged_files(f"{s.staged_prefix}runs", warehouse_dir()) for s in (TRAINING, HPC)):
         progress("no results round has been loaded yet: nothing is published")
         return summary
     progress("building and publishing the warehouse ...")
@@ -125,14 +133,21 @@ def _refresh_on(
     return summary
 
 
-def _round_detail(metadata: dict[str, dict]) -> str:
+# The job that fetches and stages one round of a suite, and the names of its three assets.
+SUITE_ROUND_JOBS = {TRAINING.name: "mlperf_round_job", HPC.name: "hpc_round_job"}
+_ROUND_ASSET_NAMES = {TRAINING.name: ("mlperf_results_archive", "mlperf_round_tables", "mlperf_rules_archive"),
+                      HPC.name: ("hpc_results_archive", "hpc_round_tables", "hpc_rules_archive")}
+
+
+def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> str:
     """What happened to a round, from the metadata its assets recorded (a successful round run
     materializes all three)."""
     from pipelines.defs.metadata import ArchiveFetched, RoundStaged, RulesFetched
 
-    fetched = ArchiveFetched.from_metadata(metadata["mlperf_results_archive"])
-    staged = RoundStaged.from_metadata(metadata["mlperf_round_tables"])
-    rules = RulesFetched.from_metadata(metadata["mlperf_rules_archive"])
+    archive, tables, rules_archive = _ROUND_ASSET_NAMES[suite.name]
+    fetched = ArchiveFetched.from_metadata(metadata[archive])
+    staged = RoundStaged.from_metadata(metadata[tables])
+    rules = RulesFetched.from_metadata(metadata[rules_archive])
     return (
         f"{'downloaded' if fetched.changed else 'unchanged upstream'}; "
         f"{'re-parsed' if not staged.skipped else 'not re-parsed'}; "

@@ -32,13 +32,13 @@ def _renamed_log(data: bytes, benchmarks: dict[str, str]) -> bytes:
 
 
 def inject(source: Path, target: Path, *, round_name: str | None = None, copies: tuple[SystemCopy, ...] = (),
-           drop_original: tuple[str, ...] = ()) -> Path:
+           drop_original: tuple[str, ...] = (), repository: str = "training_results") -> Path:
     """Write `target` (.tar.gz): `source` with its top folder renamed for `round_name` (if given), plus each
     copy. `drop_original` removes members whose path below the top folder starts with one of these."""
     with tarfile.open(source, "r:gz") as src, tarfile.open(target, "w:gz", compresslevel=1) as out:
         for info in src:
             top, _, rest = info.name.partition("/")
-            new_top = f"training_results_{round_name}-main" if round_name else top
+            new_top = f"{repository}_{round_name}-main" if round_name else top
             if any(rest.startswith(prefix) for prefix in drop_original):
                 continue
             data = src.extractfile(info).read() if info.isfile() else None
@@ -55,11 +55,16 @@ def inject(source: Path, target: Path, *, round_name: str | None = None, copies:
 def _copied(copy: SystemCopy, rest: str, data: bytes) -> tuple[str, bytes] | None:
     results = f"{copy.submitter}/results/{copy.system}/"
     if rest.startswith(results):
-        benchmark, _, tail = rest[len(results):].partition("/")
+        below = rest[len(results):]
+        scale = ""
+        if below.startswith(("strong/", "weak/")):  # the HPC layout: <system>/{strong,weak}/<benchmark>/
+            scale, _, below = below.partition("/")
+            scale += "/"
+        benchmark, _, tail = below.partition("/")
         if copy.only_benchmarks and benchmark not in copy.only_benchmarks:
             return None
         new_benchmark = copy.benchmarks.get(benchmark, benchmark)
-        path = f"{copy.submitter}/results/{copy.new_system}/{new_benchmark}/{tail}"
+        path = f"{copy.submitter}/results/{copy.new_system}/{scale}{new_benchmark}/{tail}"
         return path, _renamed_log(data, copy.benchmarks) if tail.endswith(".txt") else data
     if rest == f"{copy.submitter}/systems/{copy.system}.json":
         doc = json.loads(data)

@@ -9,6 +9,7 @@ from pipelines.lib.io.http import FetchResult
 from pipelines.lib.mlperf.rounds import archive_url
 from pipelines.lib.mlperf.rules import rules_url
 from pipelines.lib.mlperf.stage import fetch_round, fetch_rules, stage_round
+from pipelines.lib.mlperf.suites import TRAINING, Suite
 
 
 @dg.asset(
@@ -20,21 +21,7 @@ from pipelines.lib.mlperf.stage import fetch_round, fetch_rules, stage_round
 def mlperf_results_archive(
     context: dg.AssetExecutionContext, results_source: MlperfResultsSource, warehouse_location: WarehouseLocation
 ) -> dg.MaterializeResult:
-    round_version = context.partition_key
-    policy = results_source.policy()
-    started = time.perf_counter()
-    fetched = fetch_round(round_version, results_source.url_template, warehouse_location.path(), policy)
-    context.log.info(f"{round_version}: {'downloaded' if fetched.changed else 'unchanged upstream'} ({fetched.size} bytes)")
-    return _fetched(fetched, archive_url(results_source.url_template, round_version),
-                    etag=fetched.etag or "", fetch_seconds=round(time.perf_counter() - started, 2))
-
-
-def _fetched(fetched: FetchResult, url: str, **metadata) -> dg.MaterializeResult:
-    """A downloaded archive as an asset materialization: its URL, whether it changed, its digest."""
-    return dg.MaterializeResult(
-        metadata=ArchiveFetched(url, fetched.changed, fetched.sha256, fetched.size).as_metadata() | metadata,
-        data_version=dg.DataVersion(fetched.sha256),
-    )
+    return fetch_results_archive(context, TRAINING, results_source, warehouse_location)
 
 
 @dg.asset(
@@ -49,17 +36,7 @@ def _fetched(fetched: FetchResult, url: str, **metadata) -> dg.MaterializeResult
 def mlperf_rules_archive(
     context: dg.AssetExecutionContext, results_source: MlperfResultsSource, warehouse_location: WarehouseLocation
 ) -> dg.MaterializeResult:
-    round_version = context.partition_key
-    policy = results_source.policy()
-    ref, fetched = fetch_rules(round_version, results_source.rules_url_template, warehouse_location.path(), policy,
-                               results_source.rules_default_ref)
-    if ref is None:
-        context.log.info(f"{round_version}: no rules release exists; runs must start, stop and succeed")
-        return dg.MaterializeResult(metadata=RulesFetched("none", why="v0.5 predates the rules releases").as_metadata())
-    if not ref.listed:
-        context.log.warning(ref.why)
-    return _fetched(fetched, rules_url(results_source.rules_url_template, ref.ref),
-                    **RulesFetched(ref.ref, ref.listed, ref.ref_date, ref.why).as_metadata())
+    return fetch_rules_archive(context, TRAINING, results_source, warehouse_location)
 
 
 @dg.asset(
@@ -75,22 +52,63 @@ def mlperf_rules_archive(
 def mlperf_round_tables(
     context: dg.AssetExecutionContext, results_source: MlperfResultsSource, warehouse_location: WarehouseLocation
 ) -> dg.MaterializeResult:
-    staged = stage_round(context.partition_key, warehouse_location.path(),
-                         max_shrink=results_source.max_shrink, accept_shrink=results_source.accept_shrink,
-                         trusted_rules_refs=frozenset(results_source.trusted_rules_refs),
-                         default_ref=results_source.rules_default_ref)
-    context.log.info(
-        f"{context.partition_key}: {'unchanged, not re-parsed' if staged.skipped else 'parsed'}; "
-        f"rows {staged.row_counts}, quarantined {staged.quarantine_count}"
-    )
-    return dg.MaterializeResult(
-        metadata=RoundStaged(
-            skipped=staged.skipped, runs=staged.row_counts["mlperf_runs"], systems=staged.row_counts["mlperf_systems"],
-            scaling_files=staged.row_counts["mlperf_scaling"], quarantined=staged.quarantine_count,
-            parse_seconds=round(staged.seconds, 2)).as_metadata(),
-        data_version=dg.DataVersion(staged.archive_sha256),
-    )
+    return stage_round_tables(context, TRAINING, results_source, warehouse_location)
 
 
 # Everything one round partition materializes, in order: jobs, sensors and the CLI select these.
 ROUND_ASSETS = [mlperf_results_archive, mlperf_rules_archive, mlperf_round_tables]
+
+
+# The bodies of a suite's three round assets (Training's here, HPC's in defs/hpc): one way to fetch and stage.
+
+def fetch_results_archive(context: dg.AssetExecutionContext, suite: Suite, results_source: MlperfResultsSource,
+                          warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
+    round_version = context.partition_key
+    template = results_source.template_for(suite)
+    started = time.perf_counter()
+    fetched = fetch_round(round_version, template, warehouse_location.path(), results_source.policy(), suite)
+    context.log.info(f"{suite.name} {round_version}: {'downloaded' if fetched.changed else 'unchanged upstream'} "
+                     f"({fetched.size} bytes)")
+    return _fetched(fetched, archive_url(template, round_version),
+                    etag=fetched.etag or "", fetch_seconds=round(time.perf_counter() - started, 2))
+
+
+def fetch_rules_archive(context: dg.AssetExecutionContext, suite: Suite, results_source: MlperfResultsSource,
+                        warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
+    round_version = context.partition_key
+    ref, fetched = fetch_rules(round_version, results_source.rules_url_template, warehouse_location.path(),
+                               results_source.policy(), results_source.rules_default_ref, suite)
+    if ref is None:
+        context.log.info(f"{round_version}: no rules release exists; runs must start, stop and succeed")
+        return dg.MaterializeResult(metadata=RulesFetched("none", why="v0.5 predates the rules releases").as_metadata())
+    if not ref.listed:
+        context.log.warning(ref.why)
+    return _fetched(fetched, rules_url(results_source.rules_url_template, ref.ref),
+                    **RulesFetched(ref.ref, ref.listed, ref.ref_date, ref.why).as_metadata())
+
+
+def stage_round_tables(context: dg.AssetExecutionContext, suite: Suite, results_source: MlperfResultsSource,
+                       warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
+    staged = stage_round(context.partition_key, warehouse_location.path(),
+                         max_shrink=results_source.max_shrink, accept_shrink=results_source.accept_shrink,
+                         trusted_rules_refs=frozenset(results_source.trusted_rules_refs),
+                         default_ref=results_source.rules_default_ref, suite=suite)
+    context.log.info(
+        f"{suite.name} {context.partition_key}: {'unchanged, not re-parsed' if staged.skipped else 'parsed'}; "
+        f"rows {staged.row_counts}, quarantined {staged.quarantine_count}"
+    )
+    return dg.MaterializeResult(
+        metadata=RoundStaged(
+            skipped=staged.skipped, runs=staged.row_counts[suite.staged("runs")],
+            systems=staged.row_counts[suite.staged("systems")], scaling_files=staged.row_counts[suite.staged("scaling")],
+            quarantined=staged.quarantine_count, parse_seconds=round(staged.seconds, 2)).as_metadata(),
+        data_version=dg.DataVersion(staged.archive_sha256),
+    )
+
+
+def _fetched(fetched: FetchResult, url: str, **metadata) -> dg.MaterializeResult:
+    """A downloaded archive as an asset materialization: its URL, whether it changed, its digest."""
+    return dg.MaterializeResult(
+        metadata=ArchiveFetched(url, fetched.changed, fetched.sha256, fetched.size).as_metadata() | metadata,
+        data_version=dg.DataVersion(fetched.sha256),
+    )

@@ -13,6 +13,12 @@ mlperf_round_job = dg.define_asset_job(
     description="Fetch (conditional GET) one MLPerf round and the rules it was scored with, parse, score and "
     "stage it. A round that fails keeps its previously staged tables.",
 )
+hpc_round_job = dg.define_asset_job(
+    "hpc_round_job",
+    selection=dg.AssetSelection.groups("hpc"),
+    description="Fetch (conditional GET) one MLPerf HPC round and the rules it was scored with, parse, score and "
+    "stage it. A round that fails keeps its previously staged tables.",
+)
 prices_job = dg.define_asset_job(
     "prices_job",
     selection=dg.AssetSelection.groups("prices"),

@@ -6,8 +6,10 @@ import time
 
 import dagster as dg
 
+from pipelines.defs.hpc.partitions import mlperf_hpc_rounds
 from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.operations.jobs import (
+    hpc_round_job,
     mlperf_round_job,
     outputs_job,
     prices_job,
@@ -15,24 +17,37 @@ from pipelines.defs.operations.jobs import (
     warehouse_job,
 )
 
+# Each suite's round partitions and the job that fetches and stages one.
+SUITE_JOBS = {"training": (mlperf_rounds, mlperf_round_job), "hpc": (mlperf_hpc_rounds, hpc_round_job)}
 
-def _add_and_fetch(rounds: list[str], why: str, cursor: str | None = None) -> dg.SensorResult:
-    """Add `rounds` as partitions and request a fetch-and-stage run for each."""
-    return dg.SensorResult(
-        run_requests=[
-            dg.RunRequest(run_key=f"{why}-{r}", partition_key=r)
-            for r in rounds
-        ],
-        dynamic_partitions_requests=[mlperf_rounds.build_add_request(rounds)],
-        cursor=cursor,
-    )
+
+def _add_and_fetch(rounds_by_suite: dict[str, list[str]], why: str, cursor: str | None = None) -> dg.SensorResult:
+    """Add each suite's `rounds` as partitions and request a fetch-and-stage run for each."""
+    requests, partitions = [], []
+    for suite, rounds in rounds_by_suite.items():
+        if not rounds:
+            continue
+        partitions_def, job = SUITE_JOBS[suite]
+        requests += [dg.RunRequest(run_key=f"{why}-{suite}-{r}", partition_key=r, job_name=job.name) for r in rounds]
+        partitions.append(partitions_def.build_add_request(rounds))
+    return dg.SensorResult(run_requests=requests, dynamic_partitions_requests=partitions, cursor=cursor)
+
+
+def _new_rounds(context, rounds_by_suite: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Of each suite's rounds, those that are not partitions yet."""
+    new = {}
+    for suite, rounds in rounds_by_suite.items():
+        known = set(context.instance.get_dynamic_partitions(SUITE_JOBS[suite][0].name))
+        new[suite] = [r for r in rounds if r not in known]
+    return new
 
 
 @dg.sensor(
-    job=mlperf_round_job,
+    jobs=[mlperf_round_job, hpc_round_job],
     minimum_interval_seconds=3600,
     description="Lists the mlcommons GitHub repositories (MLPERF_GITHUB_API_URL, optional MLPERF_GITHUB_TOKEN); "
-    "a new training_results_vX.Y repository becomes an mlperf_round partition and is fetched and staged.",
+    "a new training_results_vX.Y (hpc_results_vX.Y) repository becomes an mlperf_round (mlperf_hpc_round) "
+    "partition and is fetched and staged.",
 )
 def mlperf_round_discovery(context: dg.SensorEvaluationContext):
     from pipelines.lib.io.http import FetchError
@@ -52,33 +67,34 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
         return dg.SensorResult(skip_reason=found.message, cursor=json.dumps(cursor | {"skip_until": found.skip_until}))
     if found.not_modified:
         return dg.SkipReason(found.message)
-    known = set(context.instance.get_dynamic_partitions(mlperf_rounds.name))
-    new = [r for r in found.rounds if r not in known]
+    new = _new_rounds(context, {"training": found.rounds, "hpc": found.hpc_rounds})
     next_cursor = json.dumps({"etag": found.etag})
-    if not new:
+    if not any(new.values()):
         return dg.SensorResult(skip_reason=f"no new rounds ({found.message})", cursor=next_cursor)
     return _add_and_fetch(new, "discovered", cursor=next_cursor)
 
 
 @dg.sensor(
-    job=mlperf_round_job,
+    jobs=[mlperf_round_job, hpc_round_job],
     minimum_interval_seconds=300,
-    description="Rounds listed in MLPERF_ROUNDS (default v0.5 … v5.1) that are not partitions yet become "
-    "partitions and are fetched: adding a round is configuration, with or without GitHub discovery.",
+    description="Rounds listed in MLPERF_ROUNDS (default v0.5 … v5.1) and MLPERF_HPC_ROUNDS (v0.7 … v3.0), of the "
+    "suites in MLPERF_SUITES, that are not partitions yet become partitions and are fetched: adding a round is "
+    "configuration, with or without GitHub discovery.",
 )
 def configured_rounds(context: dg.SensorEvaluationContext):
     from pipelines.settings import load_settings
 
-    known = set(context.instance.get_dynamic_partitions(mlperf_rounds.name))
-    new = [r for r in load_settings().rounds if r not in known]
-    if not new:
+    settings = load_settings()
+    configured = {"training": list(settings.rounds), "hpc": list(settings.hpc_rounds)}
+    new = _new_rounds(context, {s: r for s, r in configured.items() if s in settings.suites})
+    if not any(new.values()):
         return dg.SkipReason("every configured round is a partition already")
     return _add_and_fetch(new, "configured")
 
 
 @dg.run_status_sensor(
     run_status=dg.DagsterRunStatus.SUCCESS,
-    monitored_jobs=[mlperf_round_job, prices_job],
+    monitored_jobs=[mlperf_round_job, hpc_round_job, prices_job],
     request_job=warehouse_job,
     description="After a round or daily price run succeeds, build and publish the warehouse (the build "
     "itself is skipped when no staged file changed).",

@@ -12,6 +12,7 @@ from datetime import timedelta
 
 import dagster as dg
 
+from pipelines.defs.hpc.assets import hpc_round_tables
 from pipelines.defs.mlperf.assets import mlperf_round_tables
 from pipelines.defs.prices.assets import PRICE_ASSETS
 from pipelines.defs.resources import BuildAssumptions, WarehouseLocation
@@ -43,16 +44,18 @@ def public_models() -> list[dg.AssetKey]:
 
 
 def _upstream_assets(relation: str) -> list[dg.AssetKey]:
-    """The asset that stages a raw_ table: round tables for MLPerf, the price assets for prices, both
-    for the quarantine. Seeds are package data, not assets."""
+    """The asset that stages a raw_ table: round tables for MLPerf Training and HPC, the price assets for
+    prices, all of them for the quarantine. Seeds are package data, not assets."""
     relation = DERIVED_TABLES.get(relation, relation)
-    rounds, prices = [mlperf_round_tables.key], [a.key for a in PRICE_ASSETS]
+    rounds, hpc, prices = [mlperf_round_tables.key], [hpc_round_tables.key], [a.key for a in PRICE_ASSETS]
     if relation.startswith("raw_mlperf_"):
         return rounds
+    if relation.startswith("raw_hpc_") and not relation.endswith("_seed"):
+        return hpc
     if relation == "raw_cloud_prices":
         return prices
     if relation == "raw_quarantine":
-        return rounds + prices
+        return rounds + hpc + prices
     return []
 
 

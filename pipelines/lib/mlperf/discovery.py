@@ -1,4 +1,4 @@
-"""Discover MLPerf Training rounds from the `mlcommons` GitHub organization's repositories.
+"""Discover MLPerf Training and HPC rounds from the `mlcommons` GitHub organization's repositories.
 
 Plain functions (no Dagster) for the discovery sensor. One call lists the org's repositories,
 following `Link: rel="next"`. It is ETag-aware (a 304 on the first page means nothing changed; it
@@ -25,13 +25,15 @@ from pipelines.lib.io.jsonsafe import loads_bounded
 from pipelines.lib.reference.sources import DEFAULT_GITHUB_API_URL
 
 ORG = "mlcommons"
-REPO_PATTERN = re.compile(r"^training_results_(v\d+\.\d+)$")
+# `training_results_v5.1`, `hpc_results_v3.0`: the repository prefix is the suite's (lib/mlperf/suites.py)
+REPO_PATTERN = re.compile(r"^(training|hpc)_results_(v\d+\.\d+)$")
 MAX_PAGES = 20  # a guard against a Link loop; the org has a few hundred repositories
 
 
 @dataclass(frozen=True)
 class Discovery:
-    rounds: list[str] = field(default_factory=list)  # every round found (not only new ones)
+    rounds: list[str] = field(default_factory=list)  # every Training round found (not only new ones)
+    hpc_rounds: list[str] = field(default_factory=list)  # every HPC round found
     etag: str | None = None
     not_modified: bool = False
     skip_until: float | None = None  # epoch seconds; set when rate-limited
@@ -62,13 +64,14 @@ def _rate_limited_until(resp: requests.Response) -> float | None:
 def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_GITHUB_API_URL, token: str | None = None,
                     session: requests.Session | None = None,
                     timeout: tuple[float, float] = (10.0, 30.0)) -> Discovery:
-    """All `training_results_vX.Y` rounds, or not_modified / skip_until. Raises FetchError otherwise.
+    """All `training_results_vX.Y` and `hpc_results_vX.Y` rounds, or not_modified / skip_until. Raises FetchError otherwise.
     `api_url`: GitHub's REST API (or a mirror); `token`: optional, for a higher rate limit."""
     http = session or make_session()
     api_url = api_url.rstrip("/")
     # Newest-created first, so a new round lands on page 1 and changes the page-1 ETag.
     url = f"{api_url}/orgs/{ORG}/repos?per_page=100&page=1&sort=created&direction=desc"
-    rounds, first_etag = set(), None
+    found: dict[str, set[str]] = {"training": set(), "hpc": set()}
+    first_etag = None
     try:
         for page in range(1, MAX_PAGES + 1):
             try:
@@ -92,8 +95,9 @@ def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_GITHUB_AP
                 resp.close()
             if not isinstance(repos, list):
                 raise FetchError(f"{url}: expected a JSON list of repositories")
-            rounds.update(m.group(1) for r in repos
-                          if isinstance(r, dict) and (m := REPO_PATTERN.match(str(r.get("name", "")))))
+            for repo in repos:
+                if isinstance(repo, dict) and (m := REPO_PATTERN.match(str(repo.get("name", "")))):
+                    found[m.group(1)].add(m.group(2))
             url = resp.links.get("next", {}).get("url")
             if not url:
                 break
@@ -103,4 +107,6 @@ def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_GITHUB_AP
             http.close()
     from pipelines.lib.mlperf.rounds import round_sort_key
 
-    return Discovery(rounds=sorted(rounds, key=round_sort_key), etag=first_etag, message=f"{len(rounds)} rounds listed")
+    return Discovery(rounds=sorted(found["training"], key=round_sort_key),
+                     hpc_rounds=sorted(found["hpc"], key=round_sort_key), etag=first_etag,
+                     message=f"{len(found['training'])} Training and {len(found['hpc'])} HPC rounds listed")

@@ -42,6 +42,7 @@ from pipelines.lib.mlperf.precision import log_precision
 from pipelines.lib.mlperf.rounds import round_sort_key
 from pipelines.lib.mlperf.rules import RuleSet
 from pipelines.lib.mlperf.runs import run_facts
+from pipelines.lib.mlperf.suites import TRAINING, Suite
 from pipelines.lib.mlperf.systems import parse_system
 from pipelines.lib.reference.events import EVENT_KEYS
 
@@ -104,9 +105,10 @@ class RoundMismatch(RoundRejected):
     """The archive declares another round than the partition it was fetched for."""
 
 
-def _quarantine(tables: RoundTables, round_version: str, file: str, reason: str, payload: str | None = None):
+def quarantine(tables: RoundTables, round_version: str, file: str, reason: str, payload: str | None = None,
+               source: str = TRAINING.quarantine_source):
     tables.quarantine.append({
-        "source": "mlperf", "partition": round_version, "file": file, "record": None,
+        "source": source, "partition": round_version, "file": file, "record": None,
         "reason": reason, "payload": payload,
     })
 
@@ -253,25 +255,25 @@ def result_keys(parts: list[str]) -> tuple[str, str, list[str]] | None:
 
 def _route(tables: RoundTables, scorer: ResultScorer, round_version: str, member) -> None:
     if member.refused:
-        _quarantine(tables, round_version, member.path, member.refused)
+        quarantine(tables, round_version, member.path, member.refused)
         return
     parts = member.path.split("/")
     name = parts[-1]
     if parts[1] == "systems":
-        _add_system(tables, round_version, member.path, member.data, parts[0], name[: -len(".json")])
+        add_system(tables, round_version, member.path, member.data, parts[0], name[: -len(".json")])
         return
     submitter, system, below = result_keys(parts)  # wanted() admits nothing else
     if below == ["entry.json"]:
-        _add_system(tables, round_version, member.path, member.data, submitter, system)
+        add_system(tables, round_version, member.path, member.data, submitter, system)
     elif len(below) < 2:
-        _quarantine(tables, round_version, member.path, "file directly in a system folder, outside any benchmark folder")
+        quarantine(tables, round_version, member.path, "file directly in a system folder, outside any benchmark folder")
     elif name.endswith(".json"):
         if len(below) == 2:
-            _add_benchmark_json(tables, round_version, member, submitter, system, below[0])
+            add_benchmark_json(tables, round_version, member, submitter, system, below[0])
     elif power.is_power_file(below):
         _add_power_log(tables, round_version, member, submitter, system, below)
     elif len(below) != 2:
-        _quarantine(tables, round_version, member.path,
+        quarantine(tables, round_version, member.path,
                     "result file nested below the benchmark folder: the official scorer does not read it")
     else:
         scorer.submit(member.path, member.data)
@@ -287,7 +289,7 @@ def _add_power_log(tables: RoundTables, round_version: str, member, submitter: s
                power_semantics=power.semantics_for_round(round_version).release)
     tables.power.append(row)
     if row["log_lines"] == 0:
-        _quarantine(tables, round_version, member.path, "no MLPerf log lines in this power log: it adds no energy")
+        quarantine(tables, round_version, member.path, "no MLPerf log lines in this power log: it adds no energy")
 
 
 def _add_run(tables: RoundTables, round_version: str, path: str, row: dict, events: dict[str, list]) -> None:
@@ -297,9 +299,9 @@ def _add_run(tables: RoundTables, round_version: str, path: str, row: dict, even
     for column, values in events.items():
         tables.events[column].extend(values)
     if row["mllog_lines"] == 0 and not row["parse_errors"]:
-        _quarantine(tables, round_version, path, "no MLPerf log lines in this result file; the run is not scored")
+        quarantine(tables, round_version, path, "no MLPerf log lines in this result file; the run is not scored")
     if row["parse_errors"]:
-        _quarantine(tables, round_version, path,
+        quarantine(tables, round_version, path,
                     f"{row['parse_errors']} log line(s) could not be parsed; the run is not scored",
                     row["first_parse_error"])
 
@@ -524,37 +526,41 @@ class ResultScorer:
         return self.done
 
 
-def _add_system(tables, round_version, path, data, submitter, system):
+def add_system(tables, round_version, path, data, submitter, system, source: str = TRAINING.quarantine_source):
     try:
         row = parse_system(data, submitter, system)
     except ValueError as exc:
-        _quarantine(tables, round_version, path, str(exc), data[:2000].decode("utf-8", "replace"))
+        quarantine(tables, round_version, path, str(exc), data[:2000].decode("utf-8", "replace"), source=source)
         return
     row.update(round=round_version, source_file=path)
     tables.systems.append(row)
 
 
-def _add_benchmark_json(tables, round_version, member, submitter, system, benchmark):
+def add_benchmark_json(tables, round_version, member, submitter, system, benchmark,
+                       source: str = TRAINING.quarantine_source) -> dict | None:
+    """A `scaling.json` beside a benchmark's logs, as a row of `tables.benchmarks` (returned)."""
     if member.path.rsplit("/", 1)[-1] != "scaling.json":
-        return  # other JSON beside the logs (e.g. privateid.json) carries nothing we model
+        return None  # other JSON beside the logs (e.g. privateid.json) carries nothing we model
     factor, problem = None, None
     try:
         doc = loads_bounded(member.data)
         factor = float(doc["scaling_factor"])
     except (ValueError, KeyError, TypeError) as exc:
         problem = f"scaling.json unusable ({type(exc).__name__}: {exc}); the benchmark gets no score"
-        _quarantine(tables, round_version, member.path, problem, member.data[:2000].decode("utf-8", "replace"))
-    tables.benchmarks.append({
+        quarantine(tables, round_version, member.path, problem, member.data[:2000].decode("utf-8", "replace"),
+                   source=source)
+    row = {
         "round": round_version, "submitter": submitter, "system": system, "benchmark": benchmark,
         "scaling_factor": factor, "scaling_file": member.path, "scaling_problem": problem,
-    })
+    }
+    tables.benchmarks.append(row)
+    return row
 
 
 # What a result log's own lines declare: the token of its logging generation. MLLOG lines (v0.7+)
 # carry no round; `:::MLPv0.5.0` names it; `:::MLL` is v0.6's. (`:::MLL` is a prefix of `:::MLLOG`.)
 _LOG_FORMATS = {MLLOG: "MLLOG", MLP05: "MLPv0.5.0", MLL: "MLL"}
 _ROUNDS_OF_FORMAT = {"MLPv0.5.0": "v0.5", "MLL": "v0.6", "MLLOG": "v0.7 or later"}
-_TOP_FOLDER_ROUND = re.compile(r"^training_results_(v\d+\.\d+)(?![\d.])")
 
 
 def log_format(data: bytes) -> str | None:
@@ -564,10 +570,10 @@ def log_format(data: bytes) -> str | None:
     return None
 
 
-def check_round_declared(archive: Path, round_version: str, tables: RoundTables) -> None:
+def check_round_declared(archive: Path, round_version: str, tables: RoundTables, suite: Suite = TRAINING) -> None:
     """Fail a round whose archive holds no result log, or declares another round than the partition:
-    the top folder GitHub names `training_results_vX.Y-<ref>`, the v0.5 layout's `vX.Y.Z/` folder,
-    and the log format most result logs are written in. Logs that declare nothing are tolerated, and
+    the top folder GitHub names `<suite repository>_vX.Y-<ref>` (`training_results_v4.1-main`), the v0.5
+    layout's `vX.Y.Z/` folder, and the log format most result logs are written in. Logs that declare nothing are tolerated, and
     so is a minority of older logs (rounds legitimately re-publish earlier rounds' logs)."""
     if not tables.runs:
         raise NoResultLogs(
@@ -576,9 +582,11 @@ def check_round_declared(archive: Path, round_version: str, tables: RoundTables)
         )
     problems = []
     top = top_folder(archive) or ""
-    m = _TOP_FOLDER_ROUND.match(top)
-    if m and round_sort_key(m.group(1)) != round_sort_key(round_version):
-        problems.append(f"its top folder {top!r} is round {m.group(1)}")
+    m = re.match(r"^([a-z]+_results)_(v\d+\.\d+)(?![\d.])", top)
+    if m and m.group(1) != suite.repository:
+        problems.append(f"its top folder {top!r} is a {m.group(1)} archive, not {suite.repository}")
+    elif m and round_sort_key(m.group(2)) != round_sort_key(round_version):
+        problems.append(f"its top folder {top!r} is round {m.group(2)}")
     folders = Counter(p for p in (r["run_file"].split("/", 1)[0] for r in tables.runs) if ROUND_FOLDER.match(p))
     for folder in folders:
         if round_sort_key(folder) != round_sort_key(round_version):

@@ -27,12 +27,12 @@ from pathlib import Path, PurePosixPath
 from pipelines.lib.io.limits import limit
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.mlperf.rounds import round_sort_key, url_template
+from pipelines.lib.mlperf.suites import TRAINING, Suite
 from pipelines.lib.reference.sources import DEFAULT_RULES_URL_TEMPLATE
 
 RULES_REFS_CSV = package_path(__package__, "rules_refs.csv")
 CHECKER_DIR = "mlperf_logging/compliance_checker/"
-# Rule folders: `0.6.0/` in early releases, `training_0.6.0/` later; `*_warn` and hpc_* are not scoring rules.
-_FOLDER = re.compile(r"^(?:training_)?(\d+)\.(\d+)\.(\d+)$")
+# Rule folders of each suite: `Suite.rules_folder` (Training: `0.6.0/`, later `training_0.6.0/`; HPC: `hpc_1.0.0/`).
 
 
 class RulesError(Exception):
@@ -41,19 +41,21 @@ class RulesError(Exception):
 
 @dataclass(frozen=True)
 class RulesRef:
-    round: str
+    round: str  # a round of `suite`
     ref: str
     ref_date: str
     why: str
     listed: bool  # False: the round is not in the table and the newest ref stands in
     sha256: str = ""  # the pinned content digest of the ref's rule files (`content_digest`); "" unknown
+    suite: str = TRAINING.name
 
 
 @lru_cache(maxsize=1)
-def _table() -> dict[str, RulesRef]:
+def _table() -> dict[tuple[str, str], RulesRef]:
+    """(suite, round) → the ref that scored it."""
     with open(RULES_REFS_CSV, newline="") as fh:
-        return {row["round"]: RulesRef(row["round"], row["ref"], row["ref_date"], row["why"], True,
-                                       row.get("sha256") or "")
+        return {(row["suite"], row["round"]): RulesRef(row["round"], row["ref"], row["ref_date"], row["why"], True,
+                                                       row.get("sha256") or "", row["suite"])
                 for row in csv.DictReader(fh)}
 
 
@@ -92,18 +94,19 @@ def check_pinned(ruleset: RuleSet, trusted: frozenset[str] = frozenset()) -> Non
                          f"{pinned[:16]}: refused; --trust-rules-ref {ruleset.ref} uses it")
 
 
-def ref_for_round(round_version: str, default_ref: str | None = None) -> RulesRef | None:
-    """The ref a round was scored with. v0.5 predates the rules releases: None. A round missing from
-    the table uses `default_ref` (the `rules_default_ref` setting), else the newest ref of the table,
-    and says so."""
-    if round_sort_key(round_version) <= (0, 5):
+def ref_for_round(round_version: str, default_ref: str | None = None, suite: Suite = TRAINING) -> RulesRef | None:
+    """The ref a round of `suite` was scored with. Training v0.5 predates the rules releases: None. A
+    round missing from the table uses `default_ref` (the `rules_default_ref` setting), else the newest
+    ref of the table, and says so."""
+    if suite is TRAINING and round_sort_key(round_version) <= (0, 5):
         return None
     table = _table()
-    if round_version in table:
-        return table[round_version]
-    newest = max(table.values(), key=lambda r: r.ref_date)
+    if (suite.name, round_version) in table:
+        return table[(suite.name, round_version)]
+    newest = max((r for r in table.values() if r.suite == suite.name), key=lambda r: r.ref_date)
     ref = default_ref or newest.ref
-    return RulesRef(round_version, ref, "", f"{round_version} is not in rules_refs.csv: scored with ref {ref}", False)
+    return RulesRef(round_version, ref, "", f"{suite.name} {round_version} is not in rules_refs.csv: scored with ref "
+                    f"{ref}", False, suite=suite.name)
 
 
 def rules_url_template(template: str | None = None) -> str:
@@ -185,29 +188,36 @@ class RuleSet:
         return frozenset(n for n in mine.keys() | theirs.keys() if mine.get(n) != theirs.get(n))
 
 
-def folder_for_round(folders: set[str], round_version: str) -> str | None:
-    """The round's own folder (`training_X.Y.0` or `X.Y.0`), else the newest older one."""
+def folder_for_round(folders: set[str], round_version: str, suite: Suite = TRAINING) -> str | None:
+    """The round's own folder of `suite` (`training_X.Y.0` or `X.Y.0`; `hpc_X.Y.0`), else the newest
+    older one. HPC only: a round older than every HPC folder (v0.7: no release holds its rules) takes
+    the oldest, the nearest rules there are (rules_refs.csv says so for the round)."""
     wanted = round_sort_key(round_version)
-    candidates = []
+    candidates, newer = [], []
     for name in folders:
-        m = _FOLDER.match(name)
-        if m and (int(m.group(1)), int(m.group(2))) <= wanted:
-            candidates.append(((int(m.group(1)), int(m.group(2)), name.startswith("training_")), name))
-    return max(candidates)[1] if candidates else None
+        m = suite.rules_folder.match(name)
+        if m:
+            key = (int(m.group(1)), int(m.group(2)), name.startswith("training_"))
+            (candidates if key[:2] <= wanted else newer).append((key, name))
+    if candidates:
+        return max(candidates)[1]
+    return min(newer)[1] if newer and suite is not TRAINING else None
 
 
-def _ruleset(ref: str, round_version: str, yaml_files: dict[str, str], checker_source: str) -> RuleSet:
+def _ruleset(ref: str, round_version: str, yaml_files: dict[str, str], checker_source: str,
+             suite: Suite = TRAINING) -> RuleSet:
     folders = {name.split("/", 1)[0] for name in yaml_files}
-    folder = folder_for_round(folders, round_version)
+    folder = folder_for_round(folders, round_version, suite)
     if folder is None:
-        raise RulesError(f"rules ref {ref} has no ruleset for {round_version} (folders: {', '.join(sorted(folders))})")
-    # hpc_* and *_warn folders are never enqueued by training rules
-    files = tuple(sorted((n, t) for n, t in yaml_files.items() if _FOLDER.match(n.split("/", 1)[0])))
+        raise RulesError(f"rules ref {ref} has no {suite.name} ruleset for {round_version} "
+                         f"(folders: {', '.join(sorted(folders))})")
+    # another suite's folders and *_warn folders are never enqueued by this suite's rules
+    files = tuple(sorted((n, t) for n, t in yaml_files.items() if suite.rules_folder.match(n.split("/", 1)[0])))
     digest = content_digest(yaml_files | {"mlp_compliance.py": checker_source})
     return RuleSet(ref, folder, files, CheckerSemantics.from_checker_source(checker_source), digest)
 
 
-def ruleset_from_archive(path: Path, ref: str, round_version: str) -> RuleSet:
+def ruleset_from_archive(path: Path, ref: str, round_version: str, suite: Suite = TRAINING) -> RuleSet:
     """Read a `mlcommons/logging` archive (any top folder) as a stream: only the checker's YAML and
     `mlp_compliance.py`, regular files of bounded size; nothing is extracted to disk. The whole stream is
     bounded too (every member's size counts: skipping one still inflates it)."""
@@ -243,20 +253,21 @@ def ruleset_from_archive(path: Path, ref: str, round_version: str) -> RuleSet:
         raise RulesError(f"cannot read rules archive {path.name}: {exc}") from exc
     if checker_source is None or not yaml_files:
         raise RulesError(f"{path.name} holds no mlperf_logging/compliance_checker rules: not a mlcommons/logging archive")
-    return _ruleset(ref, round_version, yaml_files, checker_source)
+    return _ruleset(ref, round_version, yaml_files, checker_source, suite)
 
 
-def package_ruleset(round_version: str) -> RuleSet | None:
-    """Today's rules: the pinned `mlperf-logging` package's files. None for v0.5 (no rules)."""
-    if round_sort_key(round_version) <= (0, 5):
+def package_ruleset(round_version: str, suite: Suite = TRAINING) -> RuleSet | None:
+    """Today's rules: the pinned `mlperf-logging` package's files. None for Training v0.5 (no rules)."""
+    if suite is TRAINING and round_sort_key(round_version) <= (0, 5):
         return None
-    return _package_ruleset(round_version)
+    return _package_ruleset(round_version, suite)
 
 
 @cache
-def _package_ruleset(round_version: str) -> RuleSet:
+def _package_ruleset(round_version: str, suite: Suite = TRAINING) -> RuleSet:
     yaml_files, checker_source = _package_files()
-    return _ruleset(f"mlperf-logging=={metadata.version('mlperf-logging')}", round_version, yaml_files, checker_source)
+    return _ruleset(f"mlperf-logging=={metadata.version('mlperf-logging')}", round_version, yaml_files, checker_source,
+                    suite)
 
 
 @lru_cache(maxsize=1)

@@ -44,6 +44,9 @@ class RunFacts:
     throughput_null_reason: str | None = None
     progress_offset: float = 0.0  # the log's epoch counter at the start of training (1 in some DLRM logs)
     train_samples_logged: float | None = None  # `train_samples` before run_start: the log's samples per epoch
+    # the instance one model trains on, as HPC logs state it (the weak-scaling metric reads them)
+    number_of_nodes: float | None = None
+    accelerators_per_node: float | None = None
 
 
 def _value(line: LogLine):
@@ -451,13 +454,14 @@ def train_samples_before_run(lines: list[LogLine]) -> float | None:
 _FACT_KEYS = frozenset({
     "run_start", "run_stop", "global_batch_size", "seed", "submission_benchmark", "block_start",
     "block_stop", "eval_accuracy", "eval_error", "eval_start", "epoch_start", "epoch_stop", "train_samples",
+    "number_of_nodes", "accelerators_per_node",
 })
 
 
 def run_facts(lines: list[LogLine]) -> RunFacts:
     lines = [line for line in lines if type(line.key) is str and line.key in _FACT_KEYS]
     start, stop = run_start_stop(lines)
-    status = gbs = seed = benchmark = None
+    status = gbs = seed = benchmark = nodes = per_node = None
     for line in lines:
         key = line.key
         if key == "run_stop" and status is None:
@@ -468,6 +472,10 @@ def run_facts(lines: list[LogLine]) -> RunFacts:
             seed = _number(_value(line))
         elif key == "submission_benchmark" and benchmark is None:
             benchmark = _value(line)
+        elif key == "number_of_nodes" and nodes is None:
+            nodes = _number(_value(line))
+        elif key == "accelerators_per_node" and per_node is None:
+            per_node = _number(_value(line))
     logged = benchmark if isinstance(benchmark, str) else None
     resolved = _LOGGED_ALIASES.get(logged, logged)
     field = eval_field(lines, resolved)
@@ -493,4 +501,6 @@ def run_facts(lines: list[LogLine]) -> RunFacts:
         throughput_null_reason=throughput.null_reason,
         progress_offset=offset,
         train_samples_logged=train_samples_before_run(lines),
+        number_of_nodes=nodes,
+        accelerators_per_node=per_node,
     )

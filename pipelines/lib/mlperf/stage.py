@@ -33,7 +33,8 @@ from pipelines.lib.mlperf.rules import (
     rules_url,
     ruleset_from_archive,
 )
-from pipelines.lib.mlperf.tables import TABLES, round_frames
+from pipelines.lib.mlperf.suites import HPC, TRAINING, Suite
+from pipelines.lib.mlperf.tables import hpc_round_frames, round_frames, suite_tables
 from pipelines.lib.reference.seeds import BENCHMARK_DATASETS_CSV, BENCHMARKS_CSV
 from pipelines.lib.staging.files import staged_files, write_staged
 
@@ -63,8 +64,8 @@ def parser_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def archive_path(round_version: str, base: Path) -> Path:
-    return ensure_inside(raw_dir("mlperf", base) / f"training_results_{round_version}.tar.gz", base)
+def archive_path(round_version: str, base: Path, suite: Suite = TRAINING) -> Path:
+    return ensure_inside(raw_dir("mlperf", base) / f"{suite.repository}_{round_version}.tar.gz", base)
 
 
 def rules_archive_path(ref: str, base: Path) -> Path:
@@ -74,9 +75,9 @@ def rules_archive_path(ref: str, base: Path) -> Path:
 
 
 def fetch_rules(round_version: str, url_template: str, base: Path, policy: RetryPolicy,
-                default_ref: str | None = None) -> tuple[RulesRef | None, FetchResult | None]:
-    """The `mlcommons/logging` archive at the ref the round was scored with (None for v0.5)."""
-    ref = ref_for_round(round_version, default_ref)
+                default_ref: str | None = None, suite: Suite = TRAINING) -> tuple[RulesRef | None, FetchResult | None]:
+    """The `mlcommons/logging` archive at the ref the round was scored with (None for Training v0.5)."""
+    ref = ref_for_round(round_version, default_ref, suite)
     if ref is None:
         return None, None
     dest = rules_archive_path(ref.ref, base)
@@ -88,24 +89,26 @@ def fetch_rules(round_version: str, url_template: str, base: Path, policy: Retry
 
 
 def round_rules(round_version: str, base: Path, trusted_refs: frozenset[str] = frozenset(),
-                default_ref: str | None = None) -> RoundRules:
+                default_ref: str | None = None, suite: Suite = TRAINING) -> RoundRules:
     """The round's rules as published (from its fetched rules archive, whose content must be the one
     rules_refs.csv pins unless its ref is in `trusted_refs`) and today's (the package)."""
-    ref = ref_for_round(round_version, default_ref)
+    ref = ref_for_round(round_version, default_ref, suite)
     if ref is None:
         return RoundRules(None, None)
     path = rules_archive_path(ref.ref, base)
     if not path.exists():
         raise FileNotFoundError(f"the rules archive of {round_version} (ref {ref.ref}) has not been fetched")
-    published, current = ruleset_from_archive(path, ref.ref, round_version), package_ruleset(round_version)
+    published = ruleset_from_archive(path, ref.ref, round_version, suite)
+    current = package_ruleset(round_version, suite)
     check_pinned(published, trusted_refs)
     for ruleset in (published, current):  # every snippet in the rule language, or the round is not scored
         validate_ruleset(ruleset)
     return RoundRules(published, current)
 
 
-def fetch_round(round_version: str, url_template: str, base: Path, policy: RetryPolicy) -> FetchResult:
-    dest = archive_path(round_version, base)
+def fetch_round(round_version: str, url_template: str, base: Path, policy: RetryPolicy,
+                suite: Suite = TRAINING) -> FetchResult:
+    dest = archive_path(round_version, base, suite)
     dest.parent.mkdir(parents=True, exist_ok=True)
     if policy.max_bytes is None:  # an archive's own limit, not that of any other response
         policy = replace(policy, max_bytes=limit("max_archive_bytes"))
@@ -121,8 +124,8 @@ class StageResult:
     archive_sha256: str
 
 
-def _marker(round_version: str, base: Path) -> Path:
-    return staging_dir("_meta", base) / f"mlperf-{round_version}.json"
+def _marker(round_version: str, base: Path, suite: Suite = TRAINING) -> Path:
+    return staging_dir("_meta", base) / f"{suite.quarantine_prefix}{round_version}.json"
 
 
 def _sha256(path: Path) -> str:
@@ -137,11 +140,16 @@ def _sha256(path: Path) -> str:
 
 
 def scored_results(runs: pl.DataFrame) -> int:
-    """Results (submitter, system, benchmark) with at least one run that counts as published."""
-    return runs.filter(pl.col("drop_reason").is_null()).select("submitter", "system", "benchmark").n_unique()
+    """Results (submitter, system[, scale], benchmark) with at least one run that counts as published."""
+    keys = [c for c in ("submitter", "system", "scale", "benchmark") if c in runs.columns]
+    return runs.filter(pl.col("drop_reason").is_null()).select(keys).n_unique()
 
 
-def published_scored_results(round_version: str, base: Path) -> int | None:
+# Where the published warehouse keeps each suite's runs (a build without the table yet compares with nothing).
+_RUNS_FACT = {TRAINING.name: "fct_training_run", HPC.name: "fct_hpc_run"}
+
+
+def published_scored_results(round_version: str, base: Path, suite: Suite = TRAINING) -> int | None:
     """The same count in the published warehouse, or None when there is none to compare with."""
     db = published_db(base)
     if not db.exists():
@@ -149,8 +157,10 @@ def published_scored_results(round_version: str, base: Path) -> int | None:
     try:
         con = duckdb.connect(str(db), read_only=True)
         try:
+            scale = ", scale" if suite is HPC else ""
             return con.execute(
-                "select count(distinct (submitter, system, benchmark)) from fct_training_run where round = ? and scored",
+                f"select count(distinct (submitter, system{scale}, benchmark)) from {_RUNS_FACT[suite.name]} "
+                "where round = ? and scored",
                 [round_version],
             ).fetchone()[0]
         finally:
@@ -159,14 +169,15 @@ def published_scored_results(round_version: str, base: Path) -> int | None:
         return None  # an unreadable published file is the recovery path's business, not a reason to refuse
 
 
-def _guard(round_version: str, frames: dict[str, pl.DataFrame], base: Path, max_shrink: float, accept_shrink: bool):
-    runs = frames["mlperf_runs"]
+def _guard(round_version: str, frames: dict[str, pl.DataFrame], base: Path, max_shrink: float, accept_shrink: bool,
+           suite: Suite = TRAINING):
+    runs = frames[suite.staged("runs")]
     if runs.height == 0:  # logs there were, but every one was refused or failed validation
         raise NoResultLogs(
             f"{round_version}: none of the archive's result logs could be loaded (each was refused or "
             "quarantined: see fct_quarantine); the previous data of the round is kept"
         )
-    before, now = published_scored_results(round_version, base), scored_results(runs)
+    before, now = published_scored_results(round_version, base, suite), scored_results(runs)
     if before and not accept_shrink and now < before * (1 - max_shrink):
         raise RoundShrank(
             f"{round_version}: results with runs that count fell from {before} to {now} "
@@ -177,30 +188,32 @@ def _guard(round_version: str, frames: dict[str, pl.DataFrame], base: Path, max_
 
 def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_MAX_SHRINK,
                 accept_shrink: bool = False, trusted_rules_refs: frozenset[str] = frozenset(),
-                default_ref: str | None = None) -> StageResult:
+                default_ref: str | None = None, suite: Suite = TRAINING) -> StageResult:
     """Parse the round's archive into staged Parquet, unless the same archive was staged by this code.
     Refuses (RoundRejected, nothing written) an archive with no result logs or one whose results
     that count shrink by more than `max_shrink` against the published build."""
-    archive = archive_path(round_version, base)
+    archive = archive_path(round_version, base, suite)
     sha = _sha256(archive)
-    ref = ref_for_round(round_version, default_ref)
+    ref = ref_for_round(round_version, default_ref, suite)
+    tables = suite_tables(suite)
     # The rules are read only when the round is parsed: their archive's digest (and, through
     # parser_version, the package's version) says whether they changed.
     rules_key = f"{ref.ref}:{_sha256(rules_archive_path(ref.ref, base))}" if ref else "no rules"
     version = f"{parser_version()}-{rules_key}"
-    marker = _marker(round_version, base)
+    marker = _marker(round_version, base, suite)
     if marker.exists():
         previous = json.loads(marker.read_text())
-        staged = all(any(p.stem == round_version for p in staged_files(t, base)) for t in TABLES)
+        staged = all(any(p.stem == round_version for p in staged_files(t, base)) for t in tables)
         if staged and previous.get("archive_sha256") == sha and previous.get("parser_version") == version:
             return StageResult(True, previous["row_counts"], previous["quarantine_count"], 0.0, sha)
     started = time.perf_counter()
-    frames = round_frames(archive, round_version, round_rules(round_version, base, trusted_rules_refs, default_ref))
-    _guard(round_version, frames, base, max_shrink, accept_shrink)
-    for table in TABLES:
+    parse = hpc_round_frames if suite is HPC else round_frames
+    frames = parse(archive, round_version, round_rules(round_version, base, trusted_rules_refs, default_ref, suite))
+    _guard(round_version, frames, base, max_shrink, accept_shrink, suite)
+    for table in tables:
         write_staged(table, round_version, frames[table], base)
-    write_staged("quarantine", f"mlperf-{round_version}", frames["quarantine"], base)
-    counts = {table: frames[table].height for table in TABLES}
+    write_staged("quarantine", f"{suite.quarantine_prefix}{round_version}", frames["quarantine"], base)
+    counts = {table: frames[table].height for table in tables}
     result = StageResult(False, counts, frames["quarantine"].height, time.perf_counter() - started, sha)
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps({
@@ -211,10 +224,10 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
 
 
 def round_sources(round_version: str, url_template: str, rules_template: str, base: Path,
-                  default_ref: str | None = None) -> list[tuple[str, Path]]:
+                  default_ref: str | None = None, suite: Suite = TRAINING) -> list[tuple[str, Path]]:
     """Every upstream file a round is built from, with its local copy: the results archive and the rules."""
-    sources = [(archive_url(url_template, round_version), archive_path(round_version, base))]
-    ref = ref_for_round(round_version, default_ref)
+    sources = [(archive_url(url_template, round_version), archive_path(round_version, base, suite))]
+    ref = ref_for_round(round_version, default_ref, suite)
     if ref is not None:
         sources.append((rules_url(rules_template, ref.ref), rules_archive_path(ref.ref, base)))
     return sources

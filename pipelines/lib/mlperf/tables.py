@@ -1,4 +1,4 @@
-"""One round's archive → validated Polars frames (runs, systems, scaling) plus quarantine."""
+"""One round's archive → validated Polars frames (runs, systems, scaling) plus quarantine, per suite."""
 
 from __future__ import annotations
 
@@ -6,10 +6,21 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines.lib.mlperf.hpc import parse_hpc_round
 from pipelines.lib.mlperf.round_parser import RoundRules, parse_round
+from pipelines.lib.mlperf.suites import HPC, TRAINING, Suite
 from pipelines.lib.staging.validation import quarantine_frame, validate_or_quarantine
 from schemas import polars_schema
-from schemas.mlperf import NULLED_ON_FAILURE, MlperfEvent, MlperfPowerLog, MlperfRun, MlperfScaling, MlperfSystem
+from schemas.mlperf import (
+    NULLED_ON_FAILURE,
+    HpcRun,
+    HpcScaling,
+    MlperfEvent,
+    MlperfPowerLog,
+    MlperfRun,
+    MlperfScaling,
+    MlperfSystem,
+)
 
 # Column names and dtypes are the Pandera models' (schemas/mlperf.py), written down once there.
 _RUN_TYPES = polars_schema(MlperfRun)
@@ -23,10 +34,26 @@ TABLES = {"mlperf_events": (_EVENT_TYPES, MlperfEvent, "run_file"),
           "mlperf_systems": (_SYSTEM_TYPES, MlperfSystem, "source_file"),
           "mlperf_scaling": (_SCALING_TYPES, MlperfScaling, "scaling_file"),
           "mlperf_power": (_POWER_TYPES, MlperfPowerLog, "power_file")}
+# MLPerf HPC: its own tables, so no query mixes an HPC round with the Training round of the same name.
+HPC_TABLES = {"hpc_runs": (polars_schema(HpcRun), HpcRun, "run_file"),
+              "hpc_systems": (_SYSTEM_TYPES, MlperfSystem, "source_file"),
+              "hpc_scaling": (polars_schema(HpcScaling), HpcScaling, "scaling_file")}
+SUITE_TABLES = {TRAINING.name: TABLES, HPC.name: HPC_TABLES}
+
+
+def suite_tables(suite: Suite) -> dict[str, tuple]:
+    return SUITE_TABLES[suite.name]
 
 
 def empty_frame(table: str) -> pl.DataFrame:
-    return pl.DataFrame(schema=TABLES[table][0])
+    return pl.DataFrame(schema=(TABLES | HPC_TABLES)[table][0])
+
+
+def hpc_round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[str, pl.DataFrame]:
+    """Parse, type and validate one MLPerf HPC round. Keys: the HPC_TABLES names and `quarantine`."""
+    parsed = parse_hpc_round(archive, round_version, rules)
+    rows = {"hpc_runs": parsed.runs, "hpc_systems": parsed.systems, "hpc_scaling": parsed.benchmarks}
+    return _validated(rows, HPC_TABLES, parsed.quarantine, round_version, HPC.quarantine_source)
 
 
 def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[str, pl.DataFrame]:
@@ -34,14 +61,24 @@ def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[s
     parsed = parse_round(archive, round_version, rules)
     rows = {"mlperf_runs": parsed.runs, "mlperf_systems": parsed.systems, "mlperf_scaling": parsed.benchmarks,
             "mlperf_power": parsed.power}
+    frames = _validated(rows, {t: v for t, v in TABLES.items() if t != "mlperf_events"}, parsed.quarantine,
+                        round_version, TRAINING.quarantine_source)
+    events = _events_frame(parsed.events, round_version, parsed.runs)
+    good, bad = validate_or_quarantine(events, MlperfEvent, source=TRAINING.quarantine_source, partition=round_version,
+                                       file_column="run_file")
+    frames["mlperf_events"] = good
+    frames["quarantine"] = pl.concat([frames["quarantine"], bad])
+    return frames
+
+
+def _validated(rows: dict[str, list[dict]], tables: dict[str, tuple], quarantine: list[dict], round_version: str,
+               source: str) -> dict[str, pl.DataFrame]:
+    """Each table's rows typed and validated (failures quarantined, or nulled where the model says so)."""
     frames: dict[str, pl.DataFrame] = {}
-    quarantined = [quarantine_frame(parsed.quarantine)]
-    for table, (types, model, file_column) in TABLES.items():
-        if table == "mlperf_events":
-            df = _events_frame(parsed.events, round_version, parsed.runs)
-        else:
-            df = pl.DataFrame(rows[table], schema=types) if rows[table] else empty_frame(table)
-        good, bad = validate_or_quarantine(df, model, source="mlperf", partition=round_version, file_column=file_column,
+    quarantined = [quarantine_frame(quarantine)]
+    for table, (types, model, file_column) in tables.items():
+        df = pl.DataFrame(rows[table], schema=types) if rows[table] else empty_frame(table)
+        good, bad = validate_or_quarantine(df, model, source=source, partition=round_version, file_column=file_column,
                                            nulled_on_failure=NULLED_ON_FAILURE.get(model.__name__, ()))
         frames[table] = good
         quarantined.append(bad)

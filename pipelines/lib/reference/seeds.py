@@ -20,6 +20,8 @@ FRAMEWORK_FAMILIES_CSV = package_path(__package__, "framework_families.csv")
 SUBMITTER_ALIASES_CSV = package_path(__package__, "submitter_aliases.csv")
 # Each benchmark's training set by round (a benchmark keeps its name when its dataset changes).
 BENCHMARK_DATASETS_CSV = package_path(__package__, "benchmark_datasets.csv")
+# MLPerf HPC benchmarks: the models a weak-scaling result must train, the runs the olympic mean drops.
+HPC_BENCHMARKS_CSV = package_path(__package__, "hpc_benchmarks.csv")
 
 SEED_TABLES: dict[str, Path] = {
     "benchmark_seed": BENCHMARKS_CSV,
@@ -29,6 +31,7 @@ SEED_TABLES: dict[str, Path] = {
     "vocabulary_seed": VOCABULARY_CSV,
     "framework_family_seed": FRAMEWORK_FAMILIES_CSV,
     "submitter_alias_seed": SUBMITTER_ALIASES_CSV,
+    "hpc_benchmark_seed": HPC_BENCHMARKS_CSV,
 }
 
 

@@ -8,6 +8,9 @@ parsers and fetchers use them where no setting is passed.
 DEFAULT_ROUNDS = "v0.5,v0.6,v0.7,v1.0,v1.1,v2.0,v2.1,v3.0,v3.1,v4.0,v4.1,v5.0,v5.1"
 # A round's results archive: the repository's default branch, whatever its name ({version}: v4.1).
 DEFAULT_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/training_results_{version}/archive/HEAD.tar.gz"
+# MLPerf HPC rounds a refresh loads by default, and where a round's archive is ({version}: v3.0).
+DEFAULT_HPC_ROUNDS = "v0.7,v1.0,v2.0,v3.0"
+DEFAULT_HPC_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/hpc_results_{version}/archive/HEAD.tar.gz"
 # The mlcommons/logging archive at the git ref whose rules scored a round ({ref}).
 DEFAULT_RULES_URL_TEMPLATE = "https://github.com/mlcommons/logging/archive/{ref}.tar.gz"
 # GitHub's REST API: new rounds are new training_results_vX.Y repositories of the mlcommons organisation.

@@ -24,6 +24,7 @@ from pipelines.lib.io.paths import (
     published_db,
     warehouse_dir,
 )
+from pipelines.lib.mlperf.suites import HPC, TRAINING
 from pipelines.lib.reference import accelerators
 from pipelines.lib.reference.accelerators import ALIASES_CSV
 from pipelines.lib.reference.seeds import SEED_TABLES, load_seeds
@@ -48,7 +49,10 @@ from pipelines.lib.warehouse.publish import (
     read_published_info,
     write_published_info,
 )
-from pipelines.lib.warehouse.raw_tables import RAW_TABLES, ROUND_COLUMNS, empty
+from pipelines.lib.warehouse.raw_tables import RAW_TABLES, ROUND_FILES, empty, split_round_key
+
+# Models of MLPerf HPC rows: their tests' rounds are HPC rounds.
+HPC_MODEL_PREFIXES = tuple(f"{layer}_hpc_" for layer in ("stg", "int", "dim", "fct", "mart"))
 
 SQL_DIR = package_path("sql")
 # The Python-side mapping of systems to accelerators: a change to it rebuilds the warehouse.
@@ -175,10 +179,11 @@ def _verified_builds(base: Path) -> dict[str, list[int]]:
 
 
 def _round_of_file(table: str, path: Path) -> str | None:
-    column_prefix = ROUND_COLUMNS.get(table)
-    if column_prefix is None or not path.stem.startswith(column_prefix[1]):
-        return None
-    return path.stem[len(column_prefix[1]):]
+    """The round key (`v4.1`, `hpc:v3.0`) of a staged file, None for a file of no round."""
+    for files in ROUND_FILES.get(table, ()):
+        if path.stem.startswith(files.file_prefix):
+            return files.key(path.stem[len(files.file_prefix):])
+    return None
 
 
 def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None, excluded: frozenset[str] = frozenset(),
@@ -199,13 +204,13 @@ def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None, excluded: froze
 
 
 def _copy_previous_rounds(con: duckdb.DuckDBPyConnection, previous: Path, rounds: list[str]) -> None:
-    """The raw rows of `rounds` as the published build `previous` holds them (the columns both
-    builds have; a column new since then is NULL for them)."""
+    """The raw rows of `rounds` (round keys: `v4.1`, `hpc:v3.0`) as the published build `previous` holds
+    them (the columns both builds have; a column new since then is NULL for them)."""
     con.execute("attach $path as previous_build (read_only)", {"path": str(previous)})
     try:
         tables = {t for (t,) in con.execute(
             "select table_name from information_schema.tables where table_catalog = 'previous_build'").fetchall()}
-        for table, (column, _prefix) in ROUND_COLUMNS.items():
+        for table, files_of_suites in ROUND_FILES.items():
             name = f"raw_{table}"
             if name not in tables:
                 continue
@@ -216,9 +221,14 @@ def _copy_previous_rounds(con: duckdb.DuckDBPyConnection, previous: Path, rounds
                 "select column_name from information_schema.columns where table_catalog = 'previous_build' "
                 "and table_name = ?", [name]).fetchall()}
             shared = ", ".join(quote_identifier(c) for c in mine if c in theirs)
-            only_mlperf = " and source = 'mlperf'" if table == "quarantine" else ""
-            con.execute(f"insert into {name} ({shared}) select {shared} from previous_build.{name} "
-                        f"where {quote_identifier(column)} in (select unnest($rounds)){only_mlperf}", {"rounds": rounds})
+            for files in files_of_suites:
+                of_suite = [r for s, r in map(split_round_key, rounds) if s is files.suite]
+                if not of_suite:
+                    continue
+                only_source = f" and source = '{files.source}'" if files.source else ""
+                con.execute(f"insert into {name} ({shared}) select {shared} from previous_build.{name} "
+                            f"where {quote_identifier(files.column)} in (select unnest($rounds)){only_source}",
+                            {"rounds": of_suite})
     finally:
         con.execute("detach previous_build")
 
@@ -244,7 +254,8 @@ def _load_derived(con: duckdb.DuckDBPyConnection) -> None:
 
     matcher = default_matcher()
     names = con.execute(
-        "select distinct accelerator_model_name, system_name from raw_mlperf_systems"
+        "select accelerator_model_name, system_name from raw_mlperf_systems "
+        "union select accelerator_model_name, system_name from raw_hpc_systems"
     ).fetchall()
     rows = [
         (name, system_name, matcher.mlperf(name, system_name), matcher.is_deliberately_unmapped(name, system_name))
@@ -560,8 +571,11 @@ def _failing_rounds(con: duckdb.DuckDBPyConnection, tests: list[SqlTest], column
         if not rounds or any(r is None for r in rounds):
             return None
         outcome = outcomes[test.name]
+        # a test of an HPC model names HPC rounds (hpc:v3.0), never the Training round of the same name
+        suite = HPC if test.model.startswith(HPC_MODEL_PREFIXES) else TRAINING
         for round_version in rounds:
             example = next((r for r in outcome.offending if r.get("round") == round_version), None)
             shown = ", ".join(f"{k}={v!r}" for k, v in (example or {}).items() if k not in ("_source", "round"))
-            found.setdefault(round_version, f"{test.name} failed" + (f" ({shown})" if shown else ""))
+            found.setdefault(f"{suite.exclusion_prefix}{round_version}",
+                             f"{test.name} failed" + (f" ({shown})" if shown else ""))
     return found

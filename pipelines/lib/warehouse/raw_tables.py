@@ -6,22 +6,51 @@ loaded into `raw_<table>`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
-from pipelines.lib.mlperf.tables import TABLES as MLPERF_TABLES
+from pipelines.lib.mlperf.suites import HPC, TRAINING, Suite
+from pipelines.lib.mlperf.tables import SUITE_TABLES
 from pipelines.lib.prices.normalize import STAGED_PRICE_SCHEMA
 from pipelines.lib.staging.validation import QUARANTINE_SCHEMA
 
-RAW_TABLES: dict[str, dict] = {name: types for name, (types, _model, _file) in MLPERF_TABLES.items()}
+RAW_TABLES: dict[str, dict] = {name: types for tables in SUITE_TABLES.values()
+                               for name, (types, _model, _file) in tables.items()}
 RAW_TABLES["quarantine"] = QUARANTINE_SCHEMA
 # One file per provider and fetch day; every snapshot is kept (price history).
 RAW_TABLES["cloud_prices"] = STAGED_PRICE_SCHEMA
 
 
-# The raw tables staged per MLPerf round (one file per round; the quarantine's MLPerf files are named
-# mlperf-<round>): what a round left out of a build takes from the previous build. (column, file prefix)
-ROUND_COLUMNS: dict[str, tuple[str, str]] = {name: ("round", "") for name in MLPERF_TABLES}
-ROUND_COLUMNS["quarantine"] = ("partition", "mlperf-")
+@dataclass(frozen=True)
+class RoundFiles:
+    """How a raw table holds one round of a suite: staged as `<file_prefix><round>.parquet`, its rows
+    those whose `column` is the round (and, in the shared quarantine, whose `source` is the suite's)."""
+
+    suite: Suite
+    column: str
+    file_prefix: str
+    source: str | None = None
+
+    def key(self, round_version: str) -> str:
+        """The name a build gives the round when it leaves it out: `v4.1` (Training), `hpc:v3.0` (HPC)."""
+        return f"{self.suite.exclusion_prefix}{round_version}"
+
+
+# The raw tables staged per round: what a round left out of a build takes from the previous build.
+ROUND_FILES: dict[str, list[RoundFiles]] = {
+    name: [RoundFiles(suite, "round", "")] for suite in (TRAINING, HPC) for name in SUITE_TABLES[suite.name]
+}
+ROUND_FILES["quarantine"] = [RoundFiles(suite, "partition", suite.quarantine_prefix, suite.quarantine_source)
+                             for suite in (TRAINING, HPC)]
+
+
+def split_round_key(key: str) -> tuple[Suite, str]:
+    """`hpc:v3.0` → (HPC, "v3.0"); `v4.1` → (TRAINING, "v4.1")."""
+    for suite in (HPC, TRAINING):
+        if suite.exclusion_prefix and key.startswith(suite.exclusion_prefix):
+            return suite, key[len(suite.exclusion_prefix):]
+    return TRAINING, key
 
 
 def empty(name: str) -> pl.DataFrame:

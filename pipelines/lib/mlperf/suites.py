@@ -1,0 +1,61 @@
+"""The MLPerf suites the warehouse loads: what differs between them, written down once.
+
+Training and HPC share the log format, the rules releases (`mlcommons/logging`) and the scorer; they
+differ in the repository of their results (`training_results_vX.Y`, `hpc_results_vX.Y`), the rule
+folders of a release (`training_X.Y.0`, `hpc_X.Y.0`), the layout below a system folder (HPC adds a
+`strong`/`weak` level from v1.0 on) and the tables their rows are staged into. A round of one suite
+is not a round of the other: HPC v1.0 and Training v1.0 are unrelated.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipelines.lib.reference.sources import DEFAULT_HPC_RESULTS_URL_TEMPLATE, DEFAULT_RESULTS_URL_TEMPLATE
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str  # "training" | "hpc": the value of every `suite` column
+    repository: str  # results repository and archive name prefix: `<repository>_vX.Y`
+    rules_folder: re.Pattern  # a rule folder of this suite in a logging release; groups: major, minor, patch
+    default_results_url_template: str
+    staged_prefix: str  # staged tables `<prefix>runs`, ...; quarantine files `<quarantine_prefix><round>`
+    quarantine_source: str  # `source` of this suite's quarantine rows
+    quarantine_prefix: str
+    exclusion_prefix: str  # how a build names a round of this suite it leaves out ("" | "hpc:")
+
+    def staged(self, table: str) -> str:
+        return f"{self.staged_prefix}{table}"
+
+
+TRAINING = Suite(
+    name="training",
+    repository="training_results",
+    # `0.6.0/` in early releases, `training_0.6.0/` later; `*_warn` folders are not scoring rules
+    rules_folder=re.compile(r"^(?:training_)?(\d+)\.(\d+)\.(\d+)$"),
+    default_results_url_template=DEFAULT_RESULTS_URL_TEMPLATE,
+    staged_prefix="mlperf_",
+    quarantine_source="mlperf",
+    quarantine_prefix="mlperf-",
+    exclusion_prefix="",
+)
+HPC = Suite(
+    name="hpc",
+    repository="hpc_results",
+    rules_folder=re.compile(r"^hpc_(\d+)\.(\d+)\.(\d+)$"),
+    default_results_url_template=DEFAULT_HPC_RESULTS_URL_TEMPLATE,
+    staged_prefix="hpc_",
+    quarantine_source="mlperf-hpc",
+    quarantine_prefix="hpc-",
+    exclusion_prefix="hpc:",
+)
+SUITES = {suite.name: suite for suite in (TRAINING, HPC)}
+
+
+def suite_named(name: str) -> Suite:
+    try:
+        return SUITES[name.strip().lower()]
+    except KeyError:
+        raise ValueError(f"not an MLPerf suite: {name!r} (known: {', '.join(SUITES)})") from None

@@ -1,0 +1,58 @@
+"""MLPerf HPC as a second suite: its layout, its rule folders and how a build names its rounds."""
+
+from pathlib import Path
+
+import pytest
+
+from pipelines.lib.mlperf.hpc import hpc_result_keys
+from pipelines.lib.mlperf.rules import folder_for_round, package_ruleset, ref_for_round
+from pipelines.lib.mlperf.suites import HPC, TRAINING, suite_named
+from pipelines.lib.warehouse.build import _round_of_file
+from pipelines.lib.warehouse.raw_tables import split_round_key
+
+FOLDERS = {"hpc_1.0.0", "hpc_2.0.0", "hpc_3.0.0", "training_1.0.0", "training_4.1.0", "0.6.0", "training_0.7.0_warn"}
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("NVIDIA/results/eos/strong/deepcam/result_0.txt", ("NVIDIA", "eos", "strong", False, ["deepcam", "result_0.txt"])),
+    ("NVIDIA/results/eos/weak/oc20/result_12.txt", ("NVIDIA", "eos", "weak", False, ["oc20", "result_12.txt"])),
+    # v0.7: no strong/weak level; every result is a time to train (strong)
+    ("CSCS/results/daint/cosmoflow/result_1.txt", ("CSCS", "daint", "strong", True, ["cosmoflow", "result_1.txt"])),
+    ("F+R/results/fugaku/weak/cosmoflow/pruned_results/result_46.txt",
+     ("F+R", "fugaku", "weak", False, ["cosmoflow", "pruned_results", "result_46.txt"])),
+    ("NVIDIA/systems/eos.json", None),
+])
+def test_hpc_layout(path, expected):
+    assert hpc_result_keys(path.split("/")) == expected
+
+
+def test_each_suite_reads_its_own_rule_folders():
+    assert folder_for_round(FOLDERS, "v1.0", HPC) == "hpc_1.0.0"
+    assert folder_for_round(FOLDERS, "v2.0", HPC) == "hpc_2.0.0"
+    assert folder_for_round(FOLDERS, "v4.0", HPC) == "hpc_3.0.0"  # an unseen round: the newest older rules
+    assert folder_for_round(FOLDERS, "v0.7", HPC) == "hpc_1.0.0"  # older than every HPC folder: the nearest
+    assert folder_for_round(FOLDERS, "v4.1", TRAINING) == "training_4.1.0"  # HPC folders never stand in
+    assert folder_for_round({"hpc_3.0.0"}, "v4.1", TRAINING) is None
+    assert folder_for_round({"training_4.1.0"}, "v3.0", HPC) is None
+    # today's package: the HPC rule files only, entry hpc_X.Y.0/common.yaml
+    rules = package_ruleset("v3.0", HPC)
+    assert rules.entry == "hpc_3.0.0/common.yaml" and all(n.startswith("hpc_") for n, _ in rules.files)
+
+
+def test_hpc_rounds_have_their_own_rules_refs():
+    assert ref_for_round("v3.0", suite=HPC).ref == "acd623ea71e78bb39763c67f4accf16c4cf20a3f"
+    assert ref_for_round("v3.0").ref == "3.0.0-rc2"  # Training v3.0 is another round
+    assert ref_for_round("v0.7", suite=HPC).listed and "no release holds" in ref_for_round("v0.7", suite=HPC).why
+    unseen = ref_for_round("v9.0", suite=HPC)
+    assert not unseen.listed and unseen.ref == ref_for_round("v3.0", suite=HPC).ref  # the newest HPC ref
+    with pytest.raises(ValueError, match="not an MLPerf suite"):
+        suite_named("inference-tiny")
+
+
+def test_a_build_names_hpc_rounds_apart_from_training_rounds():
+    assert split_round_key("hpc:v3.0") == (HPC, "v3.0") and split_round_key("v3.0") == (TRAINING, "v3.0")
+    assert _round_of_file("hpc_runs", Path("hpc_runs/v3.0.parquet")) == "hpc:v3.0"
+    assert _round_of_file("mlperf_runs", Path("mlperf_runs/v3.0.parquet")) == "v3.0"
+    assert _round_of_file("quarantine", Path("quarantine/hpc-v3.0.parquet")) == "hpc:v3.0"
+    assert _round_of_file("quarantine", Path("quarantine/mlperf-v3.0.parquet")) == "v3.0"
+    assert _round_of_file("quarantine", Path("quarantine/prices-aws-2026-01-01.parquet")) is None
