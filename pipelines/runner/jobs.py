@@ -128,6 +128,8 @@ def _refresh_on(
     published = published_db()
     if published.exists():
         summary.coverage = [row for row in round_coverage(published) if row["round"] in rounds]
+        summary.coverage += [row for row in round_coverage(published, hpc=True)
+                             if row["round"] in {f"HPC {r}" for r in hpc_rounds}]
     if summary.published:
         summary.steps.append(_outputs(instance, resources, progress, settings.debug))
     return summary

@@ -28,7 +28,7 @@
 --   no_score_reason varchar: strong: why there is no score (a round older than every HPC rules folder, v0.7, gets none)
 --   number_of_models bigint: weak: models trained (runs that count)
 --   models_required bigint: weak: the fewest models the rules accept (hpc_benchmarks.csv)
---   instance_scale double: weak: accelerators each model trained on (nodes × accelerators per node, from the logs)
+--   instance_scale bigint: weak: accelerators each model trained on (nodes × accelerators per node, from the logs)
 --   instance_scale_varies boolean: weak: the logs state different instance scales (the official scorer stops there)
 --   time_to_train_all_minutes double: weak: from the first model's run_start to the last model's run_stop, minutes
 --   models_per_minute double: weak: number_of_models ÷ time_to_train_all_minutes, the HPC weak-scaling throughput

@@ -21,7 +21,7 @@
 --   global_batch_size double: the global batch size, as the log states it
 --   number_of_nodes double: nodes one model trained on, as logged
 --   accelerators_per_node double: accelerators per node, as logged (0: CPU-only)
---   instance_scale double: accelerators one model trained on: nodes × max(accelerators per node, 1), as the official scorer reads it
+--   instance_scale bigint: accelerators one model trained on: nodes × max(accelerators per node, 1), as the official scorer reads it
 --   scored boolean: the run counts under the round's own rules (drop_reason is NULL)
 --   drop_reason varchar: why the round's own rules do not count the run
 --   in_olympic_mean boolean: a strong run inside the olympic mean that is the score

@@ -26,7 +26,7 @@ select
     global_batch_size,
     number_of_nodes,
     accelerators_per_node,
-    number_of_nodes * greatest(accelerators_per_node, 1) as instance_scale,
+    try_cast(number_of_nodes * greatest(accelerators_per_node, 1) as bigint) as instance_scale,
     benchmark_logged,
     log_lines,
     mllog_lines,

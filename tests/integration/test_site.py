@@ -53,11 +53,24 @@ def synthetic_site(tmp_path_factory) -> Path:
     con.execute("insert into fct_training_result (round, submitter, system, benchmark, division, availability, "
                 "accelerator_model_name, accelerator_count, score_minutes) values "
                 "('v4.0', 'Google', 'tpu-v5p-512', 'gpt3', 'closed', 'available', 'GOOGLE-TPU-V5P', 512, 130.0)")
+    # an MLPerf HPC round: one strong and one weak result of the same untrusted submission
+    con.execute("create table fct_hpc_result as select * from (values "
+                "('v3.0', 'Evil & Co', ?, ?, 'strong', 'deepcam', 'closed', 'X<1>', null, 8, 'ref<1>', 12.5, null, "
+                "null::bigint, null::double, null::double, null::double, null), "
+                "('v3.0', 'Evil & Co', ?, ?, 'weak', 'oc20', 'closed', 'X<1>', null, 8, 'ref<1>', null, null, "
+                "10, 4.0, 20.0, 0.5, null)) as t(round, submitter, system, system_name, scale, benchmark, division, "
+                "accelerator_model_name, accelerator, accelerator_count, ruleset_ref, score_minutes, no_score_reason, "
+                "number_of_models, instance_scale, time_to_train_all_minutes, models_per_minute, throughput_null_reason)",
+                [EVIL_FOLDER, EVIL_NAME, EVIL_FOLDER, EVIL_NAME])
+    con.execute("create table mart_hpc_strong_scaling as select round, submitter, system, benchmark, true as is_base, "
+                "1.0 as convergence_scaling_efficiency from fct_hpc_result where scale = 'strong'")
+    con.execute("create table mart_hpc_cost as select round, submitter, system, benchmark, 99.0 as cost_to_train_usd "
+                "from fct_hpc_result where scale = 'strong'")
     con.close()
     out = tmp_path_factory.mktemp("site")
     with duckdb.connect(str(db), read_only=True) as ro:
         site = build_site(ro, out)
-    assert site.rounds == ["v4.1", "v4.0"]
+    assert site.rounds == ["v4.1", "v4.0"] and site.hpc_rounds == ["v3.0"]
     return out
 
 
@@ -103,8 +116,9 @@ def test_untrusted_names_are_escaped_and_files_are_slugs(synthetic_site):
     for page in synthetic_site.rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         assert "<script>window.pwned" not in text, page
-    table = (synthetic_site / "rounds" / "v4.1" / "index.html").read_text(encoding="utf-8")
-    assert "&lt;script&gt;window.pwned = 1; alert(&#34;x&#34;)&lt;/script&gt; &amp; &#39;Co&#39;" in table
+    for table in (synthetic_site / "rounds" / "v4.1" / "index.html", synthetic_site / "hpc" / "v3.0" / "index.html"):
+        text = table.read_text(encoding="utf-8")
+        assert "&lt;script&gt;window.pwned = 1; alert(&#34;x&#34;)&lt;/script&gt; &amp; &#39;Co&#39;" in text, table
     for path in synthetic_site.rglob("*"):
         assert re.fullmatch(r"[A-Za-z0-9._-]+", path.name), path
     assert slug("a/../b") != slug("a_.._b") and "/" not in slug("a/../b")
@@ -305,6 +319,32 @@ def test_browser_on_the_shared_v41_round(browser, real_site, tmp_path_factory):
     page.close()
     for name in ("site_index.png", "site_round_v4.1.png", "report_v4.1_gpt3.png"):
         assert (shots / name).stat().st_size > 10_000
+
+
+@needs_shared_mlperf()
+def test_browser_on_the_shared_hpc_rounds(browser, tmp_path_factory):
+    from support.shared_build import shared_build, shared_hpc_rounds
+
+    build = shared_build(tmp_path_factory)
+    assert build.published, build.summary
+    out = tmp_path_factory.mktemp("hpc_site")
+    with duckdb.connect(str(build.db), read_only=True) as con:
+        site = build_site(con, out, ["v3.0"], reports=False)  # Training v3.0 is not in ../shared: HPC only
+        expected = dict(con.execute("select scale, count(*) from fct_hpc_result where round = 'v3.0' "
+                                    "group by 1").fetchall())
+        fastest = con.execute("select min(score_minutes) from fct_hpc_result where round = 'v3.0' "
+                              "and benchmark = 'deepcam'").fetchone()[0]
+    assert site.hpc_rounds == ["v3.0"] and "v3.0" in shared_hpc_rounds()
+    page = offline_page(browser)
+    page.goto((out / "index.html").as_uri())
+    page.click("text=MLPerf HPC v3.0")
+    assert page.text_content("h1") == "MLPerf HPC v3.0: results"
+    assert page.locator("#strong-results tbody tr").count() == expected["strong"]
+    assert page.locator("#weak-results tbody tr").count() == expected["weak"]
+    assert f"{fastest:,.2f}" in page.text_content("#strong-results")
+    page.screenshot(path=str(screenshot_dir(tmp_path_factory) / "site_hpc_v3.0.png"), full_page=True)
+    assert page.fetched_elsewhere == [] and page.errors == []
+    page.close()
 
 
 def test_mlperf_site_asset_materializes(tmp_path):

@@ -29,16 +29,47 @@ order by round, results desc, reason
 """
 
 
-def round_coverage(db: Path) -> list[dict]:
+# MLPerf HPC: a result's figure is its strong score or its weak throughput.
+_HPC_PER_ROUND = """
+select
+    round,
+    count(*) as results,
+    count(coalesce(score_minutes, models_per_minute)) as scored,
+    count(*) filter (where score_minutes is not null and score_minutes_current_rules is null
+                     or models_per_minute is not null and models_per_minute_current_rules is null)
+        as rejected_by_current_rules
+from fct_hpc_result
+group by round
+"""
+_HPC_UNSCORED = """
+select round, regexp_replace(coalesce(no_score_reason, throughput_null_reason), ' \\(\\d+ [<>] \\d+\\)', '') as reason,
+    count(*) as results
+from fct_hpc_result
+where coalesce(score_minutes, models_per_minute) is null
+group by all
+order by round, results desc, reason
+"""
+
+
+def round_coverage(db: Path, hpc: bool = False) -> list[dict]:
+    """Per Training round (`hpc`: per MLPerf HPC round, named `HPC v3.0`), from the published warehouse."""
+    per_round, unscored = (_HPC_PER_ROUND, _HPC_UNSCORED) if hpc else (_PER_ROUND, _UNSCORED)
     con = duckdb.connect(str(db), read_only=True)
     try:
+        try:
+            found = con.execute(per_round).fetchall()
+        except duckdb.CatalogException:  # a warehouse published before the suite was loaded
+            return []
         rows = {r[0]: {"round": r[0], "results": r[1], "scored": r[2], "rejected_by_current_rules": r[3],
-                       "unscored": {}} for r in con.execute(_PER_ROUND).fetchall()}
-        for round_version, reason, count in con.execute(_UNSCORED).fetchall():
+                       "unscored": {}} for r in found}
+        for round_version, reason, count in con.execute(unscored).fetchall():
             rows[round_version]["unscored"][reason or "unknown"] = count
     finally:
         con.close()
-    return [rows[r] for r in sorted(rows, key=round_sort_key)]
+    ordered = [rows[r] for r in sorted(rows, key=round_sort_key)]
+    for row in ordered if hpc else ():
+        row["round"] = f"HPC {row['round']}"
+    return ordered
 
 
 def render_coverage(rows: list[dict]) -> list[str]:

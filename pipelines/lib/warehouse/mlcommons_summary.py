@@ -1,4 +1,4 @@
-"""The published Training results as MLCommons' `summary_results.json`: one record per published result,
+"""The published Training and HPC results as MLCommons' `summary_results.json`: one record per published result,
 with the field names and types of the file MLCommons publishes for Inference (and its results-site
 template loads), so the same tooling reads Training.
 
@@ -12,21 +12,22 @@ from typing import Any
 
 import duckdb
 
-GITHUB = "https://github.com/mlcommons/training_results_{round}"
+GITHUB = "https://github.com/mlcommons/{repository}_{round}"
 SUMMARY_FILE = "summary_results.json"
 
 # (field, type, meaning). Types are JSON's as Python reads them; None is allowed where noted.
 SUMMARY_FIELDS: list[tuple[str, type, str]] = [
-    ("ID", str, "round and a number, e.g. 4.1-0001 (stable for one build: ordered by submitter, system, benchmark)"),
+    ("ID", str, "round and a number, e.g. 4.1-0001; HPC: hpc-3.0-0001 (stable for one build: ordered by submitter, "
+                "system, benchmark)"),
     ("Submitter", str, "the submitter, as its results folder spells it"),
     ("Availability", str, "available, preview or rdi (research, development, internal), from the systems file"),
     ("Category", str, "the division: closed or open"),
-    ("Suite", str, "training"),
+    ("Suite", str, "training or hpc"),
     ("System", str, "the system's name (systems file)"),
     ("Platform", str, "the system's results folder (the systems file's stem)"),
     ("UsedModel", str, "the benchmark"),
     ("Model", str, "the benchmark"),
-    ("Scenario", str, "empty for Training (an Inference field)"),
+    ("Scenario", str, "empty for Training (an Inference field); HPC: strong or weak (scaling)"),
     ("Accuracy", str, "empty: a Training result reached its target quality by definition"),
     ("Nodes", int, "nodes (systems file; 0 when unknown)"),
     ("Processor", str, "the host processor (systems file)"),
@@ -40,10 +41,12 @@ SUMMARY_FIELDS: list[tuple[str, type, str]] = [
     ("has_power", bool, "the result has an energy to train"),
     ("Details", str, "the systems file at MLCommons"),
     ("Code", str, "the result logs at MLCommons"),
-    ("Unique ID (e.g. for Audit)", str, "training/<division>/<submitter>/<system>/<benchmark>"),
+    ("Unique ID (e.g. for Audit)", str, "<suite>/<division>/<submitter>/<system>/<benchmark> (HPC: "
+                                        "hpc/<division>/<submitter>/<system>/<scale>/<benchmark>)"),
     ("ColorKey", str, "availability and submitter, as the results site colours rows"),
-    ("Performance_Result", float, "the official score, minutes to train (as MLCommons published it)"),
-    ("Performance_Units", str, "minutes"),
+    ("Performance_Result", float, "the official score, minutes to train (as MLCommons published it); HPC weak "
+                                  "scaling: models trained per minute"),
+    ("Performance_Units", str, "minutes, or models/min (HPC weak scaling)"),
     ("Power_Result", float, "energy to train, joules (present only with has_power)"),
     ("Power_Units", str, "Joules (present only with has_power)"),
 ]
@@ -62,15 +65,69 @@ order by round_order(r.round), r.submitter, r.system, r.benchmark
 _AVAILABILITY = {"cloud": "available", "on-premise": "available", "preview": "preview", "research": "rdi"}
 
 
+_HPC_SQL = """
+select r.round, r.submitter, r.system, r.scale, r.benchmark, r.division, r.score_minutes, r.models_per_minute,
+       r.energy_null_reason, s.system_name, s.availability, s.number_of_nodes, s.host_processor_model_name,
+       s.host_processors_per_node, s.accelerator_model_name, s.accelerator_count, s.framework,
+       (select bool_and(scale_implied) from fct_hpc_run as x where x.round = r.round and x.submitter = r.submitter
+        and x.system = r.system and x.scale = r.scale and x.benchmark = r.benchmark) as scale_implied
+from fct_hpc_result as r
+left join dim_hpc_system as s using (round, submitter, system)
+where coalesce(r.score_minutes, r.models_per_minute) is not null
+order by round_order(r.round), r.submitter, r.system, r.scale, r.benchmark
+"""
+# HPC systems files state availability in words of their own ("available", "onprem", "cloud", ...)
+_HPC_AVAILABILITY = {"available": "available", "onprem": "available", "on-premise": "available", "cloud": "available",
+                     "preview": "preview", "research": "rdi", "rdi": "rdi"}
+
+
 def summary_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """One record per published result of the warehouse behind `con`."""
+    """One record per published result of the warehouse behind `con`: Training's, then HPC's."""
+    return _training_records(con) + _hpc_records(con)
+
+
+def _hpc_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    try:
+        cursor = con.execute(_HPC_SQL)
+    except duckdb.CatalogException:  # a warehouse published before HPC was loaded
+        return []
+    names = [d[0] for d in cursor.description]
+    records, numbers = [], {}
+    for values in cursor.fetchall():
+        r = dict(zip(names, values, strict=True))
+        number = numbers[r["round"]] = numbers.get(r["round"], 0) + 1
+        repo = GITHUB.format(repository="hpc_results", round=r["round"])
+        division = r["division"] or "unknown"
+        availability = _HPC_AVAILABILITY.get((r["availability"] or "").strip().lower(), "unknown")
+        folder = f"{r['submitter']}/results/{r['system']}/" + ("" if r["scale_implied"] else f"{r['scale']}/")
+        weak = r["scale"] == "weak"
+        records.append({
+            "ID": f"hpc-{r['round'].lstrip('v')}-{number:04d}", "Submitter": r["submitter"],
+            "Availability": availability, "Category": division, "Suite": "hpc", "System": r["system_name"] or r["system"],
+            "Platform": r["system"], "UsedModel": r["benchmark"], "Model": r["benchmark"], "Scenario": r["scale"],
+            "Accuracy": "", "Nodes": int(r["number_of_nodes"] or 0), "Processor": r["host_processor_model_name"] or "",
+            "host_processors_per_node": int(r["host_processors_per_node"] or 0),
+            "Accelerator": r["accelerator_model_name"] or "", "a#": int(r["accelerator_count"] or 0),
+            "Location": folder + r["benchmark"], "Software": r["framework"] or "",
+            "Notes": r["energy_null_reason"] or "", "version": r["round"], "has_power": False,
+            "Details": f"{repo}/blob/main/{r['submitter']}/systems/{r['system']}.json",
+            "Code": f"{repo}/tree/main/{folder}{r['benchmark']}",
+            "Unique ID (e.g. for Audit)": f"hpc/{division}/{r['submitter']}/{r['system']}/{r['scale']}/{r['benchmark']}",
+            "ColorKey": f"{availability}{r['submitter']}",
+            "Performance_Result": float(r["models_per_minute"] if weak else r["score_minutes"]),
+            "Performance_Units": "models/min" if weak else "minutes",
+        })
+    return records
+
+
+def _training_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     cursor = con.execute(_SQL)
     names = [d[0] for d in cursor.description]
     records, numbers = [], {}
     for values in cursor.fetchall():
         r = dict(zip(names, values, strict=True))
         number = numbers[r["round"]] = numbers.get(r["round"], 0) + 1
-        repo = GITHUB.format(round=r["round"])
+        repo = GITHUB.format(repository="training_results", round=r["round"])
         division = r["division"] or "unknown"
         availability = _AVAILABILITY.get(r["availability_category"] or "", "unknown")
         record = {

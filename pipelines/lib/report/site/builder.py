@@ -6,6 +6,7 @@ assembles what each page shows; the pages are Jinja2 templates (`templates/site_
     out/rounds/<round>/index.html                  one row per system, one column per benchmark (minutes)
     out/rounds/<round>/<benchmark>/report.html     the scaling and cost report (pipelines.lib.report.round_report)
     out/rounds/<round>/systems/<system>.html       the system's description, results and source links
+    out/hpc/<round>/index.html                     an MLPerf HPC round: strong scores and weak throughput
     out/assets/site.css, out/assets/site.js        vendored from this package
 
 Names of submitters, systems and benchmarks come from the archives (untrusted): every one is
@@ -51,6 +52,7 @@ class Site:
     reports: dict[tuple[str, str], Path] = field(default_factory=dict)
     system_pages: int = 0
     notes: list[str] = field(default_factory=list)
+    hpc_rounds: list[str] = field(default_factory=list)
 
 
 def slug(text: str) -> str:
@@ -224,7 +226,7 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, rounds: Sequence[s
     site = Site(out_dir, out_dir / "index.html")
     available = [r for (r,) in con.execute("select distinct round from fct_training_result").fetchall() if r]
     wanted = available if not rounds else [r for r in available if r in set(rounds)]
-    missing = sorted(set(rounds or ()) - set(available))
+    missing = sorted(set(rounds or ()) - set(available) - set(hpc_rounds(con)))
     if missing:
         site.notes.append(f"not in the warehouse: {', '.join(missing)}")
     site.rounds = sorted(wanted, key=round_sort_key, reverse=True)
@@ -268,5 +270,57 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, rounds: Sequence[s
             "reports": {b: f"rounds/{slug(round_version)}/{h}" for b, h in hrefs.items()},
             "scored": sum(1 for r in data["results"] if r["score_minutes"] is not None),
         })
-    _write(site.index, _page("site_index.html.j2", "MLPerf Training results", 0, summaries=summaries))
+    hpc = [hpc_round_page(con, out_dir, r, acc_names) for r in hpc_rounds(con, rounds)]
+    site.hpc_rounds = [h["round"] for h in hpc]
+    _write(site.index, _page("site_index.html.j2", "MLPerf Training results", 0, summaries=summaries, hpc=hpc))
     return site
+
+
+HPC_STRONG_COLUMNS = [("submitter", "submitter"), ("system_name", "system"), ("accelerator", "accelerator"),
+                      ("accelerator_count", "count"), ("division", "division"), ("benchmark", "benchmark"),
+                      ("score_minutes", "minutes"), ("convergence_scaling_efficiency", "scaling efficiency vs the smallest"),
+                      ("cost_to_train_usd", "cost at today's price"), ("no_score_reason", "why no score")]
+HPC_WEAK_COLUMNS = [("submitter", "submitter"), ("system_name", "system"), ("accelerator", "accelerator"),
+                    ("benchmark", "benchmark"), ("number_of_models", "models"), ("instance_scale", "accelerators per model"),
+                    ("time_to_train_all_minutes", "minutes for all"), ("models_per_minute", "models per minute"),
+                    ("throughput_null_reason", "why no throughput")]
+
+
+def hpc_rounds(con: duckdb.DuckDBPyConnection, wanted: Sequence[str] | None = None) -> list[str]:
+    """The MLPerf HPC rounds in the warehouse (those of `wanted` when given), newest first."""
+    try:
+        found = [r for (r,) in con.execute("select distinct round from fct_hpc_result").fetchall() if r]
+    except duckdb.CatalogException:  # a warehouse published before HPC was loaded
+        return []
+    return sorted((r for r in found if not wanted or r in set(wanted)), key=round_sort_key, reverse=True)
+
+
+def hpc_round_page(con: duckdb.DuckDBPyConnection, out_dir: Path, round_version: str, acc_names: dict[str, str]) -> dict:
+    """Write `hpc/<round>/index.html`; return the index card of the round."""
+    base = """
+        select r.*,
+            coalesce(r.system_name, r.system) as system_label, c.cost_to_train_usd,
+            case when not s.is_base then s.convergence_scaling_efficiency end as convergence_scaling_efficiency
+        from fct_hpc_result as r
+        left join mart_hpc_strong_scaling as s using (round, submitter, system, benchmark)
+        left join mart_hpc_cost as c using (round, submitter, system, benchmark)
+        where r.round = ? and r.scale = ? order by r.benchmark, r.submitter, r.system"""
+    tables = {}
+    for scale in ("strong", "weak"):
+        cursor = con.execute(base, [round_version, scale])
+        names = [d[0] for d in cursor.description]
+        tables[scale] = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        for row in tables[scale]:
+            row["accelerator"] = acc_names.get(row["accelerator"]) or row["accelerator_model_name"]
+            row["system_name"] = row["system_label"]
+    refs = sorted({r["ruleset_ref"] for rows in tables.values() for r in rows if r["ruleset_ref"]})
+    href = f"hpc/{slug(round_version)}/index.html"
+    _write(out_dir / href, _page(
+        "site_hpc_round.html.j2", f"MLPerf HPC {round_version} results", 2,
+        [("../../index.html", "All rounds"), ("", f"HPC {round_version}")], round=round_version,
+        ruleset_ref=", ".join(refs) or "none", strong=tables["strong"], weak=tables["weak"],
+        strong_columns=HPC_STRONG_COLUMNS, weak_columns=HPC_WEAK_COLUMNS))
+    return {"round": round_version, "href": href,
+            "strong": sum(1 for r in tables["strong"] if r["score_minutes"] is not None),
+            "weak": sum(1 for r in tables["weak"] if r["models_per_minute"] is not None),
+            "systems": len({(r["submitter"], r["system"]) for rows in tables.values() for r in rows})}

@@ -133,3 +133,22 @@ def test_cpu_only_supercomputers_are_kept_with_zero_accelerators(con):
     unmapped = con.execute("select round, system, accelerator_model_name from dim_hpc_system "
                            "where accelerator_mapping = 'unmapped'").fetchall()
     assert unmapped == [], unmapped  # every GPU of the shared HPC rounds maps to a known part
+
+
+def test_the_mlcommons_summary_holds_every_published_hpc_result(tmp_path_factory, con):
+    import json
+
+    from pipelines.lib.warehouse.exports import export
+    from pipelines.lib.warehouse.mlcommons_summary import check_record
+
+    build = shared_build(tmp_path_factory)
+    out = tmp_path_factory.mktemp("summary")
+    export(out, "mlcommons-summary", None, build.base)
+    records = [r for r in json.loads((out / "summary_results.json").read_text()) if r["Suite"] == "hpc"]
+    expected = con.execute("select count(*) from fct_hpc_result "
+                           "where coalesce(score_minutes, models_per_minute) is not null").fetchone()[0]
+    assert len(records) == expected > 0
+    assert [p for r in records for p in check_record(r)] == []
+    assert {(r["Scenario"], r["Performance_Units"]) for r in records} == {("strong", "minutes"), ("weak", "models/min")}
+    assert len({r["ID"] for r in records}) == len(records)
+    assert all(r["Details"].startswith("https://github.com/mlcommons/hpc_results_v") for r in records)
