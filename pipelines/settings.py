@@ -28,6 +28,8 @@ from pipelines.lib.reference.sources import (
     DEFAULT_GITHUB_API_URL,
     DEFAULT_HPC_RESULTS_URL_TEMPLATE,
     DEFAULT_HPC_ROUNDS,
+    DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
+    DEFAULT_INFERENCE_ROUNDS,
     DEFAULT_OCI_URL,
     DEFAULT_RESULTS_URL_TEMPLATE,
     DEFAULT_ROUNDS,
@@ -60,8 +62,13 @@ class BaseMlperfSettings(BaseSettings):
                                   "loads (comma-separated; the refresh's --rounds with --suites hpc)")
     hpc_results_url_template: str = Field(DEFAULT_HPC_RESULTS_URL_TEMPLATE, description="where an MLPerf HPC "
                                           "round's results archive is fetched ({version}: v3.0)")
+    inference_rounds: CommaList = Field(_comma_list(DEFAULT_INFERENCE_ROUNDS), description="the MLPerf Inference "
+                                        "rounds a refresh loads when the inference suite is on")
+    inference_results_url_template: str = Field(DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE, description="where an MLPerf "
+                                                "Inference round's results archive is fetched ({version}: v5.1)")
     suites: CommaList = Field(["training", "hpc"], description="the MLPerf suites a refresh loads (comma-separated: "
-                              "training, hpc; the refresh's --suites)")
+                              "training, hpc, inference; the refresh's --suites). Inference is opt-in: its upstream "
+                              "archives hold every detail log, gigabytes per round")
     rules_url_template: str = Field(DEFAULT_RULES_URL_TEMPLATE, description="where the mlcommons/logging archive "
                                     "of a rules ref is fetched ({ref})")
     rules_default_ref: str | None = Field(None, description="the rules ref of a round rules_refs.csv does not "
@@ -88,12 +95,13 @@ class BaseMlperfSettings(BaseSettings):
                        description=f"power usage effectiveness applied to measured energy ({PUE_SOURCE})")
     debug: bool = Field(False, description="show Dagster's errors with their tracebacks")
 
-    @field_validator("rounds", "hpc_rounds", "suites", "trust_rules_refs", "allowed_hosts", mode="before")
+    @field_validator("rounds", "hpc_rounds", "inference_rounds", "suites", "trust_rules_refs", "allowed_hosts",
+                     mode="before")
     @classmethod
     def _split(cls, value: object) -> object:
         return _comma_list(value)
 
-    @field_validator("rounds", "hpc_rounds")
+    @field_validator("rounds", "hpc_rounds", "inference_rounds")
     @classmethod
     def _rounds(cls, value: list[str]) -> list[str]:
         return [normalize_round(r) for r in value]

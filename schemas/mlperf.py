@@ -208,6 +208,62 @@ class HpcScaling(MlperfScaling):
     scale: str = pa.Field(isin=["strong", "weak"])
 
 
+class InferenceResult(pa.DataFrameModel):
+    """One MLPerf Inference result: the performance run's LoadGen summary
+    (`<division>/<org>/results/<system>/<model>/<scenario>/performance/run_1/mlperf_log_summary.txt`)."""
+
+    round: str = pa.Field(str_matches=ROUND)
+    division: str = pa.Field(str_length={"min_value": 1})
+    submitter: str = pa.Field(str_length={"min_value": 1})
+    system: str = pa.Field(str_length={"min_value": 1})
+    model: str = pa.Field(str_length={"min_value": 1})
+    model_folder: str
+    model_known: bool
+    counts: str = pa.Field(isin=["tokens", "samples"])
+    scenario: str
+    scenario_folder: str
+    scenario_logged: str = pa.Field(nullable=True)
+    location: str = pa.Field(unique=True)
+    summary_file: str
+    sut_name: str = pa.Field(nullable=True)
+    mode: str = pa.Field(nullable=True)
+    result_valid: bool = pa.Field(nullable=True)
+    performance_constraints_satisfied: bool = pa.Field(nullable=True)
+    min_duration_satisfied: bool = pa.Field(nullable=True)
+    min_queries_satisfied: bool = pa.Field(nullable=True)
+    early_stopping_satisfied: bool = pa.Field(nullable=True)
+    performance_result: float = pa.Field(nullable=True, gt=0, le=MAX_THROUGHPUT)
+    performance_units: str = pa.Field(nullable=True, isin=["Tokens/s", "Samples/s", "Queries/s", "Latency (ms)"])
+    mlcommons_units: str = pa.Field(nullable=True)
+    performance_source: str = pa.Field(nullable=True)
+    inferred: bool
+    samples_per_second: float = pa.Field(nullable=True, ge=0, le=MAX_THROUGHPUT)
+    tokens_per_second: float = pa.Field(nullable=True, ge=0, le=MAX_THROUGHPUT)
+    target_qps: float = pa.Field(nullable=True, ge=0, le=MAX_THROUGHPUT)
+    target_latency_ms: float = pa.Field(nullable=True, ge=0, le=1e9)
+    ttft_limit_ms: float = pa.Field(nullable=True, ge=0, le=1e9)
+    tpot_limit_ms: float = pa.Field(nullable=True, ge=0, le=1e9)
+    latency_p50_ms: float = pa.Field(nullable=True, ge=0, le=1e9)
+    latency_p90_ms: float = pa.Field(nullable=True, ge=0, le=1e9)
+    latency_p99_ms: float = pa.Field(nullable=True, ge=0, le=1e9)
+    ttft_p99_ms: float = pa.Field(nullable=True, ge=0, le=1e9)
+    tpot_p99_ms: float = pa.Field(nullable=True, ge=0, le=1e9)
+    summary_sha256: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
+    drop_reason: str = pa.Field(nullable=True)
+    power_submission: bool  # the result has a ranging run beside run_1: its power was measured
+    values_nulled: str = pa.Field(nullable=True)  # as MlperfRun.values_nulled
+
+
+class InferenceSystem(MlperfSystem):
+    """One Inference systems file (`<division>/<org>/systems/<system>.json`)."""
+
+    division_folder: str = pa.Field(isin=["closed", "open", "network"])
+    system_type: str = pa.Field(nullable=True)  # datacenter, edge or both, as the file states it
+
+    class Config:
+        unique = ["round", "division_folder", "submitter", "system"]
+
+
 # Columns whose failed check nulls the value (the reason goes to the row's `values_nulled` and to the
 # quarantine) instead of quarantining the row: what a log says of its run's metrics or its system's
 # hardware must never take away a run the official scorer counts, or a system it lists. Keys,
@@ -218,7 +274,14 @@ NULLED_ON_FAILURE: dict[str, tuple[str, ...]] = {
         "precision_logged", "throughput_counting", "progress_counted_in", "progress_offset", "train_samples_logged",
     ),
     "HpcRun": ("global_batch_size", "number_of_nodes", "accelerators_per_node"),
+    "InferenceResult": ("samples_per_second", "tokens_per_second", "target_qps", "target_latency_ms", "ttft_limit_ms",
+                        "tpot_limit_ms", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "ttft_p99_ms",
+                        "tpot_p99_ms"),
     "MlperfPowerLog": ("conversion_eff", "interconnect_power_est_w", "agg_power_w_ms"),
+    "InferenceSystem": (
+        "division", "accelerators_per_node", "number_of_nodes", "accelerator_count", "host_processors_per_node",
+        "precision_stated",
+    ),
     "MlperfSystem": (
         "division", "accelerators_per_node", "number_of_nodes", "accelerator_count", "host_processors_per_node",
         "precision_stated",

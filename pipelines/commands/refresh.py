@@ -15,6 +15,7 @@ EXAMPLES = """examples:
   mlperf-warehouse refresh
   mlperf-warehouse refresh --rounds v4.1,v5.0 --no-prices
   mlperf-warehouse refresh --suites hpc --rounds v1.0,v3.0   # MLPerf HPC rounds only
+  mlperf-warehouse refresh --suites training,inference       # MLPerf Inference is opt-in (GB-sized archives)
   mlperf-warehouse refresh --results-url-template 'file:///data/training_results_{version}.tar.gz'
   MLPERF_DEBUG=1 mlperf-warehouse refresh --rounds v5.0   # with Dagster's tracebacks
   mlperf-warehouse ui                                     # the refresh's runs, assets and checks in Dagster's UI"""
@@ -30,10 +31,13 @@ def register(subparsers) -> None:
     p.add_argument("--rounds", metavar="V,V", help="comma-separated rounds, e.g. v4.1,v5.0 (default: MLPERF_ROUNDS "
                    "and MLPERF_HPC_ROUNDS, else every known round). Without --suites, a round goes to each suite "
                    "whose configured rounds list it (to Training when none does)")
-    p.add_argument("--suites", metavar="S,S", help="comma-separated suites: training, hpc (default: MLPERF_SUITES, "
-                   "else both)")
+    p.add_argument("--suites", metavar="S,S", help="comma-separated suites: training, hpc, inference (default: "
+                   "MLPERF_SUITES, else training,hpc)")
     p.add_argument("--hpc-results-url-template", metavar="URL", help="where MLPerf HPC archives are: a URL with "
                    "{version} (default: MLPERF_HPC_RESULTS_URL_TEMPLATE, else GitHub's hpc_results_{version})")
+    p.add_argument("--inference-results-url-template", metavar="URL", help="where MLPerf Inference archives are: a "
+                   "URL with {version} (default: MLPERF_INFERENCE_RESULTS_URL_TEMPLATE, else GitHub's "
+                   "inference_results_{version})")
     p.add_argument("--results-url-template", metavar="URL", help="where the archives are: a URL with {version}; "
                    "http(s), file:// or a path (default: MLPERF_RESULTS_URL_TEMPLATE, else GitHub)")
     p.add_argument("--rules-url-template", metavar="URL",
@@ -62,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = args.settings
     try:
-        rounds, hpc_rounds = rounds_by_suite(args, settings)
+        by_suite = rounds_by_suite(args, settings)
     except ValueError as exc:
         print(f"error: {exc}")
         return 2
@@ -70,11 +74,15 @@ def run(args: argparse.Namespace) -> int:
     base = warehouse_dir()
     results_template = results_url_template(args.results_url_template or settings.results_url_template)
     hpc_template = results_url_template(args.hpc_results_url_template or settings.hpc_results_url_template)
+    inference_template = results_url_template(args.inference_results_url_template
+                                              or settings.inference_results_url_template)
+    rounds, hpc_rounds, inference_rounds = by_suite["training"], by_suite["hpc"], by_suite["inference"]
     rules_template = rules_url_template(args.rules_url_template or settings.rules_url_template)
     request = preflight.request_key(rounds, results_template, rules_template, prices=not args.no_prices,
                                     settings=settings.fingerprint())
     request["trusted_rules_refs"] = sorted(set(args.trust_rules_ref))
     request["hpc"] = {"rounds": hpc_rounds, "results_template": hpc_template}
+    request["inference"] = {"rounds": inference_rounds, "results_template": inference_template}
     if not (args.full or args.accept_shrink) and _nothing_changed(base, request):
         print(f"nothing changed since the last complete refresh: every source unchanged upstream, "
               f"no Dagster run started (--full runs every job anyway)\n  {base / 'mlperf.duckdb'}")
@@ -87,13 +95,14 @@ def run(args: argparse.Namespace) -> int:
 
     from pipelines.lib.mlperf.round_parser import shutdown_pool
     from pipelines.lib.mlperf.stage import round_sources
-    from pipelines.lib.mlperf.suites import HPC
+    from pipelines.lib.mlperf.suites import HPC, INFERENCE
     from pipelines.runner.jobs import refresh
 
     try:
-        with Progress(len(rounds) + len(hpc_rounds), base / "raw", settings.debug) as progress:
+        with Progress(len(rounds) + len(hpc_rounds) + len(inference_rounds), base / "raw", settings.debug) as progress:
             summary = refresh(rounds, settings, url_template=results_template, rules_template=rules_template,
                               hpc_rounds=hpc_rounds, hpc_url_template=hpc_template,
+                              inference_rounds=inference_rounds, inference_url_template=inference_template,
                               accept_shrink=args.accept_shrink, prices=not args.no_prices,
                               trusted_rules_refs=tuple(sorted(set(args.trust_rules_ref))),
                               progress=lambda msg: progress.message(redact(msg)))
@@ -104,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
                                                             settings.rules_default_ref)]
         sources += [s for r in hpc_rounds for s in round_sources(r, hpc_template, rules_template, base,
                                                                  settings.rules_default_ref, HPC)]
+        sources += [s for r in inference_rounds for s in round_sources(r, inference_template, rules_template, base,
+                                                                       settings.rules_default_ref, INFERENCE)]
         preflight.record(base, request, sources, date.today().isoformat() if not args.no_prices else None)
     print(redact(summary.render()))
     total = time.perf_counter() - started
@@ -113,26 +124,29 @@ def run(args: argparse.Namespace) -> int:
     return 0 if summary.ok else 1
 
 
-def rounds_by_suite(args: argparse.Namespace, settings) -> tuple[list[str], list[str]]:
-    """(Training rounds, HPC rounds) of this refresh. `--suites` picks the suites (default: the `suites`
-    setting, both); `--rounds` the rounds of each picked suite. Given rounds without `--suites` go to each
-    suite whose configured rounds list them, to Training when none does (a round nobody lists yet)."""
+def rounds_by_suite(args: argparse.Namespace, settings) -> dict[str, list[str]]:
+    """Each suite's rounds of this refresh (training, hpc, inference; empty for a suite not picked).
+    `--suites` picks the suites (default: the `suites` setting, training and hpc); `--rounds` the rounds of
+    each picked suite. Given rounds without `--suites` go to each suite whose configured rounds list them, to
+    Training when none does (a round nobody lists yet)."""
     from pipelines.commands import parse_rounds
     from pipelines.lib.mlperf.suites import suite_named
 
     suites = ([suite_named(s).name for s in args.suites.split(",") if s.strip()] if args.suites
               else list(settings.suites))
     if not suites:
-        raise ValueError("--suites names no suite (training, hpc)")
-    configured = {"training": list(settings.rounds), "hpc": list(settings.hpc_rounds)}
+        raise ValueError("--suites names no suite (training, hpc, inference)")
+    configured = {"training": list(settings.rounds), "hpc": list(settings.hpc_rounds),
+                  "inference": list(settings.inference_rounds)}
     if not args.rounds:
-        return (configured["training"] if "training" in suites else []), (configured["hpc"] if "hpc" in suites else [])
+        return {s: (configured[s] if s in suites else []) for s in configured}
     given = parse_rounds(args.rounds)
     if args.suites:
-        return (given if "training" in suites else []), (given if "hpc" in suites else [])
-    hpc = [r for r in given if "hpc" in suites and r in configured["hpc"]]
-    training = [r for r in given if "training" in suites and (r in configured["training"] or r not in hpc)]
-    return training, hpc
+        return {s: (given if s in suites else []) for s in configured}
+    picked = {s: [r for r in given if s in suites and r in configured[s]] for s in ("hpc", "inference")}
+    claimed = set(picked["hpc"]) | set(picked["inference"])
+    picked["training"] = [r for r in given if "training" in suites and (r in configured["training"] or r not in claimed)]
+    return picked
 
 
 def _nothing_changed(base, request: dict) -> bool:

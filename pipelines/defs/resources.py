@@ -5,6 +5,7 @@ from pipelines.lib.mlperf.rules import rules_url_template
 from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK
 from pipelines.lib.reference.sources import (
     DEFAULT_HPC_RESULTS_URL_TEMPLATE,
+    DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
     DEFAULT_RESULTS_URL_TEMPLATE,
     DEFAULT_RULES_URL_TEMPLATE,
 )
@@ -36,6 +37,7 @@ class MlperfResultsSource(Downloads):
 
     url_template: str = DEFAULT_RESULTS_URL_TEMPLATE
     hpc_url_template: str = DEFAULT_HPC_RESULTS_URL_TEMPLATE
+    inference_url_template: str = DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE
     rules_url_template: str = DEFAULT_RULES_URL_TEMPLATE
     # A round whose results that count shrink by more than this share is refused (previous data kept).
     max_shrink: float = DEFAULT_MAX_SHRINK
@@ -48,7 +50,7 @@ class MlperfResultsSource(Downloads):
 
     def template_for(self, suite) -> str:
         """The results URL template of a suite (`pipelines.lib.mlperf.suites`)."""
-        return self.hpc_url_template if suite.name == "hpc" else self.url_template
+        return {"hpc": self.hpc_url_template, "inference": self.inference_url_template}.get(suite.name, self.url_template)
 
     def policy(self):
         from pipelines.lib.io.limits import limit
@@ -90,12 +92,13 @@ class WarehouseLocation(dg.ConfigurableResource):
 def results_source_from_settings(settings: BaseMlperfSettings | None = None, *, url_template: str | None = None,
                                  rules_template: str | None = None, accept_shrink: bool | None = None,
                                  trusted_rules_refs: list[str] | None = None, hpc_url_template: str | None = None,
-                                 **overrides) -> MlperfResultsSource:
+                                 inference_url_template: str | None = None, **overrides) -> MlperfResultsSource:
     """MlperfResultsSource from the settings (default: loaded now); the CLI's flags add to or win over them."""
     settings = settings or load_settings()
     return MlperfResultsSource(
         url_template=results_url_template(url_template or settings.results_url_template),
         hpc_url_template=results_url_template(hpc_url_template or settings.hpc_results_url_template),
+        inference_url_template=results_url_template(inference_url_template or settings.inference_results_url_template),
         rules_url_template=rules_url_template(rules_template or settings.rules_url_template),
         max_shrink=settings.max_shrink,
         accept_shrink=settings.accept_shrink if accept_shrink is None else accept_shrink,
@@ -122,6 +125,7 @@ def resources() -> dg.Definitions:
     return dg.Definitions(resources={
         "results_source": locked(results_source_from_settings, "Where round archives and rules archives come from "
                                  "(MLPERF_RESULTS_URL_TEMPLATE, MLPERF_HPC_RESULTS_URL_TEMPLATE, "
+                                 "MLPERF_INFERENCE_RESULTS_URL_TEMPLATE, "
                                  "MLPERF_RULES_URL_TEMPLATE), with download limits."),
         "build_assumptions": locked(build_assumptions_from_settings, "What builds assume that no source states: "
                                     "the electricity price and PUE of energy costs (MLPERF_ELECTRICITY_USD_PER_KWH, "

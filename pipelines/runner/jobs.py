@@ -16,7 +16,7 @@ from dataclasses import asdict
 import dagster as dg
 
 from pipelines.lib.io.paths import published_db, warehouse_dir
-from pipelines.lib.mlperf.suites import HPC, TRAINING, Suite
+from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, Suite
 from pipelines.lib.staging.files import staged_files
 from pipelines.lib.warehouse.coverage import round_coverage
 from pipelines.lib.warehouse.summary import RefreshSummary, StepOutcome, check_detail
@@ -61,6 +61,8 @@ def _refresh_on(
     rules_template: str | None = None,
     hpc_rounds: list[str] | tuple[str, ...] = (),
     hpc_url_template: str | None = None,
+    inference_rounds: list[str] | tuple[str, ...] = (),
+    inference_url_template: str | None = None,
     accept_shrink: bool = False,
     prices: bool = True,
     progress: Callable[[str], None] = lambda _: None,
@@ -69,19 +71,22 @@ def _refresh_on(
     trusted_rules_refs: tuple[str, ...] = (),
 ) -> RefreshSummary:
     from pipelines.defs.hpc.partitions import mlperf_hpc_rounds
+    from pipelines.defs.inference.partitions import mlperf_inference_rounds
     from pipelines.defs.mlperf.partitions import mlperf_rounds
     from pipelines.defs.warehouse.models import warehouse_models
 
-    for partitions, wanted in ((mlperf_rounds, rounds), (mlperf_hpc_rounds, hpc_rounds)):
+    for partitions, wanted in ((mlperf_rounds, rounds), (mlperf_hpc_rounds, hpc_rounds),
+                               (mlperf_inference_rounds, inference_rounds)):
         instance.add_dynamic_partitions(
             partitions.name, [r for r in wanted if not instance.has_dynamic_partition(partitions.name, r)])
     resources = job_resources(settings, url_template=url_template, rules_template=rules_template, accept_shrink=accept_shrink,
                               backoff_seconds=backoff_seconds, price_sources=price_sources,
-                              trusted_rules_refs=trusted_rules_refs, hpc_url_template=hpc_url_template)
+                              trusted_rules_refs=trusted_rules_refs, hpc_url_template=hpc_url_template,
+                              inference_url_template=inference_url_template)
     summary = RefreshSummary()
-    steps = [(TRAINING, r) for r in rounds] + [(HPC, r) for r in hpc_rounds]
+    steps = [(TRAINING, r) for r in rounds] + [(HPC, r) for r in hpc_rounds] + [(INFERENCE, r) for r in inference_rounds]
     for index, (suite, round_version) in enumerate(steps, 1):
-        label = round_version if suite is TRAINING else f"HPC {round_version}"
+        label = round_version if suite is TRAINING else f"{SUITE_LABELS[suite.name]} {round_version}"
         progress(f"[{index}/{len(steps)}] {label}: fetching and parsing ...")
         started = time.perf_counter()
         result = run_job(SUITE_ROUND_JOBS[suite.name], instance, resources, partition_key=round_version,
@@ -106,7 +111,8 @@ def _refresh_on(
     # (the price history says when it was fetched). Everything else is published; the summary names
     # what failed and the refresh exits non-zero. A refresh asked for rounds of which not one has ever
     # loaded (a first refresh, offline) publishes nothing rather than a warehouse without results.
-    if (rounds or hpc_rounds) and not any(staged_files(f"{s.staged_prefix}runs", warehouse_dir()) for s in (TRAINING, HPC)):
+    if (rounds or hpc_rounds or inference_rounds) and not any(
+            staged_files(s.staged(s.runs_table), warehouse_dir()) for s in (TRAINING, HPC, INFERENCE)):
         progress("no results round has been loaded yet: nothing is published")
         return summary
     progress("building and publishing the warehouse ...")
@@ -130,15 +136,19 @@ def _refresh_on(
         summary.coverage = [row for row in round_coverage(published) if row["round"] in rounds]
         summary.coverage += [row for row in round_coverage(published, hpc=True)
                              if row["round"] in {f"HPC {r}" for r in hpc_rounds}]
+        summary.coverage += [row for row in round_coverage(published, inference=True)
+                             if row["round"] in {f"Inference {r}" for r in inference_rounds}]
     if summary.published:
         summary.steps.append(_outputs(instance, resources, progress, settings.debug))
     return summary
 
 
 # The job that fetches and stages one round of a suite, and the names of its three assets.
-SUITE_ROUND_JOBS = {TRAINING.name: "mlperf_round_job", HPC.name: "hpc_round_job"}
+SUITE_ROUND_JOBS = {TRAINING.name: "mlperf_round_job", HPC.name: "hpc_round_job", INFERENCE.name: "inference_round_job"}
+SUITE_LABELS = {TRAINING.name: "Training", HPC.name: "HPC", INFERENCE.name: "Inference"}
 _ROUND_ASSET_NAMES = {TRAINING.name: ("mlperf_results_archive", "mlperf_round_tables", "mlperf_rules_archive"),
-                      HPC.name: ("hpc_results_archive", "hpc_round_tables", "hpc_rules_archive")}
+                      HPC.name: ("hpc_results_archive", "hpc_round_tables", "hpc_rules_archive"),
+                      INFERENCE.name: ("inference_results_archive", "inference_round_tables", None)}
 
 
 def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> str:
@@ -149,6 +159,10 @@ def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> str:
     archive, tables, rules_archive = _ROUND_ASSET_NAMES[suite.name]
     fetched = ArchiveFetched.from_metadata(metadata[archive])
     staged = RoundStaged.from_metadata(metadata[tables])
+    if rules_archive is None:  # LoadGen judged each run: no rules archive
+        return (f"{'downloaded' if fetched.changed else 'unchanged upstream'}; "
+                f"{'re-parsed' if not staged.skipped else 'not re-parsed'}; "
+                f"results {staged.runs}, systems {staged.systems}, quarantined {staged.quarantined}")
     rules = RulesFetched.from_metadata(metadata[rules_archive])
     return (
         f"{'downloaded' if fetched.changed else 'unchanged upstream'}; "

@@ -43,7 +43,8 @@ def run_job(name: str, instance: dg.DagsterInstance, resources: dict, partition_
 
 def job_resources(settings: BaseMlperfSettings, *, url_template: str | None = None, rules_template: str | None = None,
                   accept_shrink: bool = False, backoff_seconds: float = 1.0, price_sources=None,
-                  trusted_rules_refs: tuple[str, ...] = (), hpc_url_template: str | None = None) -> dict:
+                  trusted_rules_refs: tuple[str, ...] = (), hpc_url_template: str | None = None,
+                  inference_url_template: str | None = None) -> dict:
     """The jobs' resources as the definitions build them from `settings`, with the CLI's flags in place."""
     from pipelines.defs.prices.resources import price_sources_from_settings
     from pipelines.defs.resources import (
@@ -55,7 +56,7 @@ def job_resources(settings: BaseMlperfSettings, *, url_template: str | None = No
     return {
         "results_source": results_source_from_settings(
             settings, url_template=url_template, rules_template=rules_template, accept_shrink=accept_shrink or None,
-            hpc_url_template=hpc_url_template,
+            hpc_url_template=hpc_url_template, inference_url_template=inference_url_template,
             backoff_seconds=backoff_seconds, trusted_rules_refs=list(trusted_rules_refs)),
         "warehouse_location": warehouse_location_from_settings(settings),
         "build_assumptions": build_assumptions_from_settings(settings),

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from pipelines.lib.io.http import FetchError, RetryPolicy, fetch_to_file
-from pipelines.lib.reference.sources import DEFAULT_ROUNDS
+from pipelines.lib.reference.sources import DEFAULT_HPC_ROUNDS, DEFAULT_ROUNDS
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 ROUNDS = DEFAULT_ROUNDS.split(",")
+HPC_ROUNDS = DEFAULT_HPC_ROUNDS.split(",")
 PRICE_URLS = ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_BILLING_URL", "MLPERF_OCI_PRICES_URL",
               "MLPERF_PRICE_CATALOG_URL")
 
@@ -39,7 +40,8 @@ def test_an_offline_refresh_of_every_round_fails_fast_with_one_line_per_source_a
     template = _unreachable_templates()[case]
     env = {k: v for k, v in os.environ.items() if k not in ("MLPERF_ROUNDS", "MLPERF_DEBUG", "MLPERF_GCP_API_KEY")}
     env |= {"MLPERF_WAREHOUSE_DIR": str(tmp_path / "warehouse"), "DAGSTER_HOME": str(tmp_path / "dagster"),
-            "MLPERF_RESULTS_URL_TEMPLATE": template}
+            "MLPERF_RESULTS_URL_TEMPLATE": template,
+            "MLPERF_HPC_RESULTS_URL_TEMPLATE": template.replace("training_results", "hpc_results")}
     env |= {name: f"https://prices-{i}.invalid" for i, name in enumerate(PRICE_URLS)}  # the price APIs, offline
     (tmp_path / "dagster").mkdir()
 
@@ -54,15 +56,18 @@ def test_an_offline_refresh_of_every_round_fails_fast_with_one_line_per_source_a
     allowance = 15 * max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
     assert seconds < allowance, f"an offline refresh took {seconds:.1f}s (allowed {allowance:.0f}s)"
     failed = [line for line in out if " FAILED " in line]
-    assert len(failed) == len(ROUNDS) + 4, proc.stdout  # every round, and azure, aws, oci, catalog (gcp: no key)
+    # every Training and HPC round (the default suites), and azure, aws, oci, catalog (gcp: no key)
+    assert len(failed) == len(ROUNDS) + len(HPC_ROUNDS) + 4, proc.stdout
     why = "connection refused" if case == "refused" else "host not found"
     assert all(why in line for line in failed if line.startswith("results")), proc.stdout
     # a fresh warehouse has no earlier price snapshot to fall back on, and the line says so
     assert all("host not found" in line and line.endswith("no earlier snapshot")
                for line in failed if line.startswith("prices")), proc.stdout
-    # header, one line per step (13 rounds, 6 price lists), the verdict and the file, two hints, the time
-    assert len(out) == 1 + len(ROUNDS) + 6 + 2 + 2 + 1, proc.stdout
-    assert len(err) <= len(ROUNDS) + 6 + 1, proc.stderr  # one progress line per step
+    # header, one line per step (13 Training and 4 HPC rounds, 6 price lists), the verdict and the file, two
+    # hints, the time
+    rounds = len(ROUNDS) + len(HPC_ROUNDS)
+    assert len(out) == 1 + rounds + 6 + 2 + 2 + 1, proc.stdout
+    assert len(err) <= rounds + 6 + 1, proc.stderr  # one progress line per step
     assert max(len(line) for line in out + err) < 160, proc.stdout
     both = proc.stdout + proc.stderr
     assert both.count("--results-url-template") == 1 and both.count("MLPERF_RESULTS_URL_TEMPLATE") == 1

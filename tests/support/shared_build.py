@@ -1,5 +1,5 @@
-"""Every shared round (Training and HPC), with the shared price lists, refreshed ONCE per pytest run over loopback HTTP (as a
-user's first refresh does) and read by every test that needs it, whichever pytest-xdist worker runs it:
+"""Every shared round (Training, HPC and Inference), with the shared price lists, refreshed ONCE per pytest
+run over loopback HTTP (as a user's first refresh does) and read by every test that needs it, whichever pytest-xdist worker runs it:
 the first worker to ask builds it under a file lock in the run's common temp folder, the others wait and
 reuse it. Tests only read the result; one that needs to refresh again works on a copy (`copy_of`)."""
 
@@ -26,6 +26,12 @@ def shared_hpc_rounds() -> list[str]:
 
 
 HPC_TEMPLATE = "/hpc/hpc_results_{version}-main.tar.gz"  # below the shared MLPerf folder, as served
+INFERENCE_TEMPLATE = "/inference/inference_results_{version}-main.tar.gz"
+
+
+def shared_inference_rounds() -> list[str]:
+    return sorted(p.name.split("_")[2].split("-")[0]
+                  for p in (SHARED_MLPERF / "inference").glob("inference_results_v*.tar.gz"))
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,8 @@ def shared_build(tmp_path_factory) -> SharedBuild:
                     summary = refresh(shared_rounds(), url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
                                       rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz", prices=with_prices,
                                       hpc_rounds=shared_hpc_rounds(), hpc_url_template=server.url + HPC_TEMPLATE,
+                                      inference_rounds=shared_inference_rounds(),
+                                      inference_url_template=server.url + INFERENCE_TEMPLATE,
                                       backoff_seconds=0.01)
                 requests, port = len(server.requests), server.port
             record.write_text(json.dumps({"ok": summary.ok, "published": summary.published, "with_prices": with_prices,

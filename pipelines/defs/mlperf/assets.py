@@ -99,8 +99,9 @@ def stage_round_tables(context: dg.AssetExecutionContext, suite: Suite, results_
     )
     return dg.MaterializeResult(
         metadata=RoundStaged(
-            skipped=staged.skipped, runs=staged.row_counts[suite.staged("runs")],
-            systems=staged.row_counts[suite.staged("systems")], scaling_files=staged.row_counts[suite.staged("scaling")],
+            skipped=staged.skipped, runs=staged.row_counts[suite.staged(suite.runs_table)],
+            systems=staged.row_counts[suite.staged("systems")],
+            scaling_files=staged.row_counts[suite.staged(suite.scaling_table)] if suite.scaling_table else 0,
             quarantined=staged.quarantine_count, parse_seconds=round(staged.seconds, 2)).as_metadata(),
         data_version=dg.DataVersion(staged.archive_sha256),
     )

@@ -19,6 +19,12 @@ hpc_round_job = dg.define_asset_job(
     description="Fetch (conditional GET) one MLPerf HPC round and the rules it was scored with, parse, score and "
     "stage it. A round that fails keeps its previously staged tables.",
 )
+inference_round_job = dg.define_asset_job(
+    "inference_round_job",
+    selection=dg.AssetSelection.groups("inference"),
+    description="Fetch (conditional GET) one MLPerf Inference round, parse its LoadGen summaries and systems, and "
+    "stage them. A round that fails keeps its previously staged tables.",
+)
 prices_job = dg.define_asset_job(
     "prices_job",
     selection=dg.AssetSelection.groups("prices"),

@@ -7,9 +7,11 @@ import time
 import dagster as dg
 
 from pipelines.defs.hpc.partitions import mlperf_hpc_rounds
+from pipelines.defs.inference.partitions import mlperf_inference_rounds
 from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.operations.jobs import (
     hpc_round_job,
+    inference_round_job,
     mlperf_round_job,
     outputs_job,
     prices_job,
@@ -18,7 +20,8 @@ from pipelines.defs.operations.jobs import (
 )
 
 # Each suite's round partitions and the job that fetches and stages one.
-SUITE_JOBS = {"training": (mlperf_rounds, mlperf_round_job), "hpc": (mlperf_hpc_rounds, hpc_round_job)}
+SUITE_JOBS = {"training": (mlperf_rounds, mlperf_round_job), "hpc": (mlperf_hpc_rounds, hpc_round_job),
+              "inference": (mlperf_inference_rounds, inference_round_job)}
 
 
 def _add_and_fetch(rounds_by_suite: dict[str, list[str]], why: str, cursor: str | None = None) -> dg.SensorResult:
@@ -43,11 +46,12 @@ def _new_rounds(context, rounds_by_suite: dict[str, list[str]]) -> dict[str, lis
 
 
 @dg.sensor(
-    jobs=[mlperf_round_job, hpc_round_job],
+    jobs=[mlperf_round_job, hpc_round_job, inference_round_job],
     minimum_interval_seconds=3600,
     description="Lists the mlcommons GitHub repositories (MLPERF_GITHUB_API_URL, optional MLPERF_GITHUB_TOKEN); "
-    "a new training_results_vX.Y (hpc_results_vX.Y) repository becomes an mlperf_round (mlperf_hpc_round) "
-    "partition and is fetched and staged.",
+    "a new training_results_vX.Y (hpc_results_vX.Y, inference_results_vX.Y) repository of a suite in "
+    "MLPERF_SUITES becomes an mlperf_round (mlperf_hpc_round, mlperf_inference_round) partition and is fetched and "
+    "staged.",
 )
 def mlperf_round_discovery(context: dg.SensorEvaluationContext):
     from pipelines.lib.io.http import FetchError
@@ -67,7 +71,8 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
         return dg.SensorResult(skip_reason=found.message, cursor=json.dumps(cursor | {"skip_until": found.skip_until}))
     if found.not_modified:
         return dg.SkipReason(found.message)
-    new = _new_rounds(context, {"training": found.rounds, "hpc": found.hpc_rounds})
+    found_by_suite = {"training": found.rounds, "hpc": found.hpc_rounds, "inference": found.inference_rounds}
+    new = _new_rounds(context, {s: r for s, r in found_by_suite.items() if s in settings.suites})
     next_cursor = json.dumps({"etag": found.etag})
     if not any(new.values()):
         return dg.SensorResult(skip_reason=f"no new rounds ({found.message})", cursor=next_cursor)
@@ -75,7 +80,7 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
 
 
 @dg.sensor(
-    jobs=[mlperf_round_job, hpc_round_job],
+    jobs=[mlperf_round_job, hpc_round_job, inference_round_job],
     minimum_interval_seconds=300,
     description="Rounds listed in MLPERF_ROUNDS (default v0.5 … v5.1) and MLPERF_HPC_ROUNDS (v0.7 … v3.0), of the "
     "suites in MLPERF_SUITES, that are not partitions yet become partitions and are fetched: adding a round is "
@@ -85,7 +90,8 @@ def configured_rounds(context: dg.SensorEvaluationContext):
     from pipelines.settings import load_settings
 
     settings = load_settings()
-    configured = {"training": list(settings.rounds), "hpc": list(settings.hpc_rounds)}
+    configured = {"training": list(settings.rounds), "hpc": list(settings.hpc_rounds),
+                  "inference": list(settings.inference_rounds)}
     new = _new_rounds(context, {s: r for s, r in configured.items() if s in settings.suites})
     if not any(new.values()):
         return dg.SkipReason("every configured round is a partition already")
@@ -94,7 +100,7 @@ def configured_rounds(context: dg.SensorEvaluationContext):
 
 @dg.run_status_sensor(
     run_status=dg.DagsterRunStatus.SUCCESS,
-    monitored_jobs=[mlperf_round_job, hpc_round_job, prices_job],
+    monitored_jobs=[mlperf_round_job, hpc_round_job, inference_round_job, prices_job],
     request_job=warehouse_job,
     description="After a round or daily price run succeeds, build and publish the warehouse (the build "
     "itself is skipped when no staged file changed).",

@@ -13,6 +13,7 @@ from datetime import timedelta
 import dagster as dg
 
 from pipelines.defs.hpc.assets import hpc_round_tables
+from pipelines.defs.inference.assets import inference_round_tables
 from pipelines.defs.mlperf.assets import mlperf_round_tables
 from pipelines.defs.prices.assets import PRICE_ASSETS
 from pipelines.defs.resources import BuildAssumptions, WarehouseLocation
@@ -48,14 +49,17 @@ def _upstream_assets(relation: str) -> list[dg.AssetKey]:
     prices, all of them for the quarantine. Seeds are package data, not assets."""
     relation = DERIVED_TABLES.get(relation, relation)
     rounds, hpc, prices = [mlperf_round_tables.key], [hpc_round_tables.key], [a.key for a in PRICE_ASSETS]
+    inference = [inference_round_tables.key]
     if relation.startswith("raw_mlperf_"):
         return rounds
     if relation.startswith("raw_hpc_") and not relation.endswith("_seed"):
         return hpc
+    if relation.startswith("raw_inference_") and not relation.endswith("_seed"):
+        return inference
     if relation == "raw_cloud_prices":
         return prices
     if relation == "raw_quarantine":
-        return rounds + hpc + prices
+        return rounds + hpc + inference + prices
     return []
 
 

@@ -16,7 +16,7 @@ import hashlib
 import re
 import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -196,7 +196,11 @@ def _open_tar(path: Path) -> Iterator[tarfile.TarFile]:
         yield tar
 
 
-def iter_members(path: Path) -> Iterator[Member]:
+def iter_members(path: Path, accept: Callable[[tuple[str, ...]], bool] = wanted,
+                 whole_text: bool = False) -> Iterator[Member]:
+    """The members `accept` admits (by their path below the top folder), bounded and checked. Result logs are
+    read as their log lines (`read_log_stream`); with `whole_text` every non-JSON member is read whole
+    (LoadGen summaries: every line counts), within the member limit."""
     max_member, max_json = limit("max_member_bytes"), limit("max_json_member_bytes")
     max_total, max_line = limit("max_archive_total_bytes"), limit("max_line_bytes")
     try:
@@ -219,7 +223,7 @@ def iter_members(path: Path) -> Iterator[Member]:
                 if unsafe is not None:
                     yield Member(rel or name, None, f"refused archive member {name!r}: {unsafe}")
                     continue
-                if not info.isfile() or not wanted(tuple(parts[1:])):
+                if not info.isfile() or not accept(tuple(parts[1:])):
                     continue
                 is_json = rel.endswith(".json")
                 cap, setting = (max_json, "MLPERF_MAX_JSON_MEMBER_BYTES") if is_json else (max_member, "MLPERF_MAX_MEMBER_BYTES")
@@ -230,7 +234,7 @@ def iter_members(path: Path) -> Iterator[Member]:
                 fh = tar.extractfile(info)
                 if fh is None:
                     yield Member(rel, b"")
-                elif is_json:
+                elif is_json or whole_text:
                     yield Member(rel, fh.read())
                 else:
                     log = read_log_stream(fh, name, max_line)

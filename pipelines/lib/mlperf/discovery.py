@@ -26,7 +26,7 @@ from pipelines.lib.reference.sources import DEFAULT_GITHUB_API_URL
 
 ORG = "mlcommons"
 # `training_results_v5.1`, `hpc_results_v3.0`: the repository prefix is the suite's (lib/mlperf/suites.py)
-REPO_PATTERN = re.compile(r"^(training|hpc)_results_(v\d+\.\d+)$")
+REPO_PATTERN = re.compile(r"^(training|hpc|inference)_results_(v\d+\.\d+)$")
 MAX_PAGES = 20  # a guard against a Link loop; the org has a few hundred repositories
 
 
@@ -34,6 +34,7 @@ MAX_PAGES = 20  # a guard against a Link loop; the org has a few hundred reposit
 class Discovery:
     rounds: list[str] = field(default_factory=list)  # every Training round found (not only new ones)
     hpc_rounds: list[str] = field(default_factory=list)  # every HPC round found
+    inference_rounds: list[str] = field(default_factory=list)  # every Inference round found
     etag: str | None = None
     not_modified: bool = False
     skip_until: float | None = None  # epoch seconds; set when rate-limited
@@ -70,7 +71,7 @@ def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_GITHUB_AP
     api_url = api_url.rstrip("/")
     # Newest-created first, so a new round lands on page 1 and changes the page-1 ETag.
     url = f"{api_url}/orgs/{ORG}/repos?per_page=100&page=1&sort=created&direction=desc"
-    found: dict[str, set[str]] = {"training": set(), "hpc": set()}
+    found: dict[str, set[str]] = {"training": set(), "hpc": set(), "inference": set()}
     first_etag = None
     try:
         for page in range(1, MAX_PAGES + 1):
@@ -108,5 +109,7 @@ def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_GITHUB_AP
     from pipelines.lib.mlperf.rounds import round_sort_key
 
     return Discovery(rounds=sorted(found["training"], key=round_sort_key),
-                     hpc_rounds=sorted(found["hpc"], key=round_sort_key), etag=first_etag,
-                     message=f"{len(found['training'])} Training and {len(found['hpc'])} HPC rounds listed")
+                     hpc_rounds=sorted(found["hpc"], key=round_sort_key),
+                     inference_rounds=sorted(found["inference"], key=round_sort_key), etag=first_etag,
+                     message=f"{len(found['training'])} Training, {len(found['hpc'])} HPC and "
+                             f"{len(found['inference'])} Inference rounds listed")

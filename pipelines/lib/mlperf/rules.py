@@ -98,7 +98,7 @@ def ref_for_round(round_version: str, default_ref: str | None = None, suite: Sui
     """The ref a round of `suite` was scored with. Training v0.5 predates the rules releases: None. A
     round missing from the table uses `default_ref` (the `rules_default_ref` setting), else the newest
     ref of the table, and says so."""
-    if suite is TRAINING and round_sort_key(round_version) <= (0, 5):
+    if (suite is TRAINING and round_sort_key(round_version) <= (0, 5)) or not suite.has_rules:
         return None
     table = _table()
     if (suite.name, round_version) in table:

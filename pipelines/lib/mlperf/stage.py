@@ -33,8 +33,8 @@ from pipelines.lib.mlperf.rules import (
     rules_url,
     ruleset_from_archive,
 )
-from pipelines.lib.mlperf.suites import HPC, TRAINING, Suite
-from pipelines.lib.mlperf.tables import hpc_round_frames, round_frames, suite_tables
+from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, Suite
+from pipelines.lib.mlperf.tables import hpc_round_frames, inference_round_frames, round_frames, suite_tables
 from pipelines.lib.reference.seeds import BENCHMARK_DATASETS_CSV, BENCHMARKS_CSV
 from pipelines.lib.staging.files import staged_files, write_staged
 
@@ -141,12 +141,16 @@ def _sha256(path: Path) -> str:
 
 def scored_results(runs: pl.DataFrame) -> int:
     """Results (submitter, system[, scale], benchmark) with at least one run that counts as published."""
-    keys = [c for c in ("submitter", "system", "scale", "benchmark") if c in runs.columns]
+    keys = [c for c in ("division", "submitter", "system", "scale", "benchmark", "model", "scenario") if c in runs.columns]
     return runs.filter(pl.col("drop_reason").is_null()).select(keys).n_unique()
 
 
-# Where the published warehouse keeps each suite's runs (a build without the table yet compares with nothing).
-_RUNS_FACT = {TRAINING.name: "fct_training_run", HPC.name: "fct_hpc_run"}
+# How the published warehouse counts each suite's results that count (a build without the table compares with nothing).
+_PUBLISHED_RESULTS = {
+    TRAINING.name: "select count(distinct (submitter, system, benchmark)) from fct_training_run where round = ? and scored",
+    HPC.name: "select count(distinct (submitter, system, scale, benchmark)) from fct_hpc_run where round = ? and scored",
+    INFERENCE.name: "select count(*) from fct_inference_result where round = ? and valid",
+}
 
 
 def published_scored_results(round_version: str, base: Path, suite: Suite = TRAINING) -> int | None:
@@ -157,12 +161,7 @@ def published_scored_results(round_version: str, base: Path, suite: Suite = TRAI
     try:
         con = duckdb.connect(str(db), read_only=True)
         try:
-            scale = ", scale" if suite is HPC else ""
-            return con.execute(
-                f"select count(distinct (submitter, system{scale}, benchmark)) from {_RUNS_FACT[suite.name]} "
-                "where round = ? and scored",
-                [round_version],
-            ).fetchone()[0]
+            return con.execute(_PUBLISHED_RESULTS[suite.name], [round_version]).fetchone()[0]
         finally:
             con.close()
     except duckdb.Error:
@@ -171,7 +170,7 @@ def published_scored_results(round_version: str, base: Path, suite: Suite = TRAI
 
 def _guard(round_version: str, frames: dict[str, pl.DataFrame], base: Path, max_shrink: float, accept_shrink: bool,
            suite: Suite = TRAINING):
-    runs = frames[suite.staged("runs")]
+    runs = frames[suite.staged(suite.runs_table)]
     if runs.height == 0:  # logs there were, but every one was refused or failed validation
         raise NoResultLogs(
             f"{round_version}: none of the archive's result logs could be loaded (each was refused or "
@@ -198,7 +197,7 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
     tables = suite_tables(suite)
     # The rules are read only when the round is parsed: their archive's digest (and, through
     # parser_version, the package's version) says whether they changed.
-    rules_key = f"{ref.ref}:{_sha256(rules_archive_path(ref.ref, base))}" if ref else "no rules"
+    rules_key = f"{ref.ref}:{_sha256(rules_archive_path(ref.ref, base))}" if ref and suite.has_rules else "no rules"
     version = f"{parser_version()}-{rules_key}"
     marker = _marker(round_version, base, suite)
     if marker.exists():
@@ -207,8 +206,11 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
         if staged and previous.get("archive_sha256") == sha and previous.get("parser_version") == version:
             return StageResult(True, previous["row_counts"], previous["quarantine_count"], 0.0, sha)
     started = time.perf_counter()
-    parse = hpc_round_frames if suite is HPC else round_frames
-    frames = parse(archive, round_version, round_rules(round_version, base, trusted_rules_refs, default_ref, suite))
+    if suite is INFERENCE:
+        frames = inference_round_frames(archive, round_version)
+    else:
+        parse = hpc_round_frames if suite is HPC else round_frames
+        frames = parse(archive, round_version, round_rules(round_version, base, trusted_rules_refs, default_ref, suite))
     _guard(round_version, frames, base, max_shrink, accept_shrink, suite)
     for table in tables:
         write_staged(table, round_version, frames[table], base)

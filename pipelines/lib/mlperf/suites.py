@@ -1,5 +1,8 @@
 """The MLPerf suites the warehouse loads: what differs between them, written down once.
 
+Inference shares only the archive layout idea: its results are LoadGen summaries, judged by LoadGen
+itself (`Result is : VALID`), with no rules release to fetch (`has_rules` False).
+
 Training and HPC share the log format, the rules releases (`mlcommons/logging`) and the scorer; they
 differ in the repository of their results (`training_results_vX.Y`, `hpc_results_vX.Y`), the rule
 folders of a release (`training_X.Y.0`, `hpc_X.Y.0`), the layout below a system folder (HPC adds a
@@ -12,7 +15,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipelines.lib.reference.sources import DEFAULT_HPC_RESULTS_URL_TEMPLATE, DEFAULT_RESULTS_URL_TEMPLATE
+from pipelines.lib.reference.sources import (
+    DEFAULT_HPC_RESULTS_URL_TEMPLATE,
+    DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
+    DEFAULT_RESULTS_URL_TEMPLATE,
+)
 
 
 @dataclass(frozen=True)
@@ -24,7 +31,10 @@ class Suite:
     staged_prefix: str  # staged tables `<prefix>runs`, ...; quarantine files `<quarantine_prefix><round>`
     quarantine_source: str  # `source` of this suite's quarantine rows
     quarantine_prefix: str
-    exclusion_prefix: str  # how a build names a round of this suite it leaves out ("" | "hpc:")
+    exclusion_prefix: str  # how a build names a round of this suite it leaves out ("" | "hpc:" | "inference:")
+    has_rules: bool = True  # scored by the rule files of an mlcommons/logging release
+    runs_table: str = "runs"  # the staged table with one row per scored unit (a log; an Inference result)
+    scaling_table: str | None = "scaling"  # the staged scaling.json factors (None: the suite has none)
 
     def staged(self, table: str) -> str:
         return f"{self.staged_prefix}{table}"
@@ -51,7 +61,20 @@ HPC = Suite(
     quarantine_prefix="hpc-",
     exclusion_prefix="hpc:",
 )
-SUITES = {suite.name: suite for suite in (TRAINING, HPC)}
+INFERENCE = Suite(
+    name="inference",
+    repository="inference_results",
+    rules_folder=re.compile(r"^$^"),  # no rule folders: LoadGen judges each run
+    default_results_url_template=DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
+    staged_prefix="inference_",
+    quarantine_source="mlperf-inference",
+    quarantine_prefix="inference-",
+    exclusion_prefix="inference:",
+    has_rules=False,
+    runs_table="results",
+    scaling_table=None,
+)
+SUITES = {suite.name: suite for suite in (TRAINING, HPC, INFERENCE)}
 
 
 def suite_named(name: str) -> Suite:

@@ -7,14 +7,17 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.lib.mlperf.hpc import parse_hpc_round
+from pipelines.lib.mlperf.inference import parse_inference_round
 from pipelines.lib.mlperf.round_parser import RoundRules, parse_round
-from pipelines.lib.mlperf.suites import HPC, TRAINING, Suite
+from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, Suite
 from pipelines.lib.staging.validation import quarantine_frame, validate_or_quarantine
 from schemas import polars_schema
 from schemas.mlperf import (
     NULLED_ON_FAILURE,
     HpcRun,
     HpcScaling,
+    InferenceResult,
+    InferenceSystem,
     MlperfEvent,
     MlperfPowerLog,
     MlperfRun,
@@ -38,7 +41,10 @@ TABLES = {"mlperf_events": (_EVENT_TYPES, MlperfEvent, "run_file"),
 HPC_TABLES = {"hpc_runs": (polars_schema(HpcRun), HpcRun, "run_file"),
               "hpc_systems": (_SYSTEM_TYPES, MlperfSystem, "source_file"),
               "hpc_scaling": (polars_schema(HpcScaling), HpcScaling, "scaling_file")}
-SUITE_TABLES = {TRAINING.name: TABLES, HPC.name: HPC_TABLES}
+# MLPerf Inference: results (one LoadGen summary each) and systems.
+INFERENCE_TABLES = {"inference_results": (polars_schema(InferenceResult), InferenceResult, "summary_file"),
+                    "inference_systems": (polars_schema(InferenceSystem), InferenceSystem, "source_file")}
+SUITE_TABLES = {TRAINING.name: TABLES, HPC.name: HPC_TABLES, INFERENCE.name: INFERENCE_TABLES}
 
 
 def suite_tables(suite: Suite) -> dict[str, tuple]:
@@ -46,7 +52,14 @@ def suite_tables(suite: Suite) -> dict[str, tuple]:
 
 
 def empty_frame(table: str) -> pl.DataFrame:
-    return pl.DataFrame(schema=(TABLES | HPC_TABLES)[table][0])
+    return pl.DataFrame(schema=(TABLES | HPC_TABLES | INFERENCE_TABLES)[table][0])
+
+
+def inference_round_frames(archive: Path, round_version: str, rules: RoundRules | None = None) -> dict[str, pl.DataFrame]:
+    """Parse, type and validate one MLPerf Inference round (no rules: LoadGen judged each run)."""
+    parsed = parse_inference_round(archive, round_version)
+    rows = {"inference_results": parsed.runs, "inference_systems": parsed.systems}
+    return _validated(rows, INFERENCE_TABLES, parsed.quarantine, round_version, INFERENCE.quarantine_source)
 
 
 def hpc_round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[str, pl.DataFrame]:

@@ -22,6 +22,8 @@ SUBMITTER_ALIASES_CSV = package_path(__package__, "submitter_aliases.csv")
 BENCHMARK_DATASETS_CSV = package_path(__package__, "benchmark_datasets.csv")
 # MLPerf HPC benchmarks: the models a weak-scaling result must train, the runs the olympic mean drops.
 HPC_BENCHMARKS_CSV = package_path(__package__, "hpc_benchmarks.csv")
+# MLPerf Inference models: every folder spelling of a model, and whether its throughput counts tokens or samples.
+INFERENCE_MODELS_CSV = package_path(__package__, "inference_models.csv")
 
 SEED_TABLES: dict[str, Path] = {
     "benchmark_seed": BENCHMARKS_CSV,
@@ -32,6 +34,7 @@ SEED_TABLES: dict[str, Path] = {
     "framework_family_seed": FRAMEWORK_FAMILIES_CSV,
     "submitter_alias_seed": SUBMITTER_ALIASES_CSV,
     "hpc_benchmark_seed": HPC_BENCHMARKS_CSV,
+    "inference_model_seed": INFERENCE_MODELS_CSV,
 }
 
 

@@ -11,6 +11,9 @@ DEFAULT_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/training_results_{v
 # MLPerf HPC rounds a refresh loads by default, and where a round's archive is ({version}: v3.0).
 DEFAULT_HPC_ROUNDS = "v0.7,v1.0,v2.0,v3.0"
 DEFAULT_HPC_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/hpc_results_{version}/archive/HEAD.tar.gz"
+# MLPerf Inference rounds (opt-in: their archives hold every detail log, gigabytes each) and their archive.
+DEFAULT_INFERENCE_ROUNDS = "v5.1"
+DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/inference_results_{version}/archive/HEAD.tar.gz"
 # The mlcommons/logging archive at the git ref whose rules scored a round ({ref}).
 DEFAULT_RULES_URL_TEMPLATE = "https://github.com/mlcommons/logging/archive/{ref}.tar.gz"
 # GitHub's REST API: new rounds are new training_results_vX.Y repositories of the mlcommons organisation.

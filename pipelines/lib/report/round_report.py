@@ -164,7 +164,7 @@ def build_report(
     return report
 
 
-def _script_json(spec: str) -> Markup:
+def script_json(spec: str) -> Markup:
     """A JSON document to sit inside <script type="application/json">: no `<`, `>` or `&` can close it."""
     return Markup(spec.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e"))
 
@@ -185,7 +185,7 @@ def render_html(report: Report, data: dict, nav: Sequence[tuple[str, str]] = (),
     specs = specs or {}
     charts = [{"name": name, "title": title,
                "svg_base64": base64.b64encode(report.svgs[name].encode()).decode("ascii") if name in report.svgs else "",
-               "spec_json": _script_json(specs[name]) if name not in report.svgs else ""}
+               "spec_json": script_json(specs[name]) if name not in report.svgs else ""}
               for name, title in chart_lib.CHARTS.items() if name in report.svgs or (live_charts and name in specs)]
     return render(
         "report.html.j2", report=report, nav=list(nav), charts=charts, options=options,

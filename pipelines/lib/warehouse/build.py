@@ -24,7 +24,7 @@ from pipelines.lib.io.paths import (
     published_db,
     warehouse_dir,
 )
-from pipelines.lib.mlperf.suites import HPC, TRAINING
+from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, Suite
 from pipelines.lib.reference import accelerators
 from pipelines.lib.reference.accelerators import ALIASES_CSV
 from pipelines.lib.reference.seeds import SEED_TABLES, load_seeds
@@ -51,8 +51,15 @@ from pipelines.lib.warehouse.publish import (
 )
 from pipelines.lib.warehouse.raw_tables import RAW_TABLES, ROUND_FILES, empty, split_round_key
 
-# Models of MLPerf HPC rows: their tests' rounds are HPC rounds.
-HPC_MODEL_PREFIXES = tuple(f"{layer}_hpc_" for layer in ("stg", "int", "dim", "fct", "mart"))
+
+def suite_of_model(model: str) -> Suite:
+    """The suite whose rounds a model's rows are: `<layer>_hpc_*` HPC, `<layer>_inference_*` Inference,
+    everything else Training (a test of an HPC model names HPC rounds, never the Training round of that name)."""
+    _layer, _, rest = model.partition("_")
+    for suite in (HPC, INFERENCE):
+        if rest.startswith(f"{suite.name}_"):
+            return suite
+    return TRAINING
 
 SQL_DIR = package_path("sql")
 # The Python-side mapping of systems to accelerators: a change to it rebuilds the warehouse.
@@ -255,7 +262,8 @@ def _load_derived(con: duckdb.DuckDBPyConnection) -> None:
     matcher = default_matcher()
     names = con.execute(
         "select accelerator_model_name, system_name from raw_mlperf_systems "
-        "union select accelerator_model_name, system_name from raw_hpc_systems"
+        "union select accelerator_model_name, system_name from raw_hpc_systems "
+        "union select accelerator_model_name, system_name from raw_inference_systems"
     ).fetchall()
     rows = [
         (name, system_name, matcher.mlperf(name, system_name), matcher.is_deliberately_unmapped(name, system_name))
@@ -571,8 +579,7 @@ def _failing_rounds(con: duckdb.DuckDBPyConnection, tests: list[SqlTest], column
         if not rounds or any(r is None for r in rounds):
             return None
         outcome = outcomes[test.name]
-        # a test of an HPC model names HPC rounds (hpc:v3.0), never the Training round of the same name
-        suite = HPC if test.model.startswith(HPC_MODEL_PREFIXES) else TRAINING
+        suite = suite_of_model(test.model)
         for round_version in rounds:
             example = next((r for r in outcome.offending if r.get("round") == round_version), None)
             shown = ", ".join(f"{k}={v!r}" for k, v in (example or {}).items() if k not in ("_source", "round"))

@@ -51,9 +51,26 @@ order by round, results desc, reason
 """
 
 
-def round_coverage(db: Path, hpc: bool = False) -> list[dict]:
-    """Per Training round (`hpc`: per MLPerf HPC round, named `HPC v3.0`), from the published warehouse."""
-    per_round, unscored = (_HPC_PER_ROUND, _HPC_UNSCORED) if hpc else (_PER_ROUND, _UNSCORED)
+# MLPerf Inference: a result counts when LoadGen judged it VALID and its metric could be derived.
+_INFERENCE_PER_ROUND = """
+select round, count(*) as results, count(*) filter (where valid) as scored, 0 as rejected_by_current_rules
+from fct_inference_result
+group by round
+"""
+_INFERENCE_UNSCORED = """
+select round, invalid_reason as reason, count(*) as results
+from fct_inference_result
+where not valid
+group by all
+order by round, results desc, reason
+"""
+
+
+def round_coverage(db: Path, hpc: bool = False, inference: bool = False) -> list[dict]:
+    """Per Training round (`hpc`: per MLPerf HPC round, named `HPC v3.0`; `inference`: `Inference v5.1`),
+    from the published warehouse."""
+    per_round, unscored = ((_HPC_PER_ROUND, _HPC_UNSCORED) if hpc else (_INFERENCE_PER_ROUND, _INFERENCE_UNSCORED)
+                           if inference else (_PER_ROUND, _UNSCORED))
     con = duckdb.connect(str(db), read_only=True)
     try:
         try:
@@ -67,8 +84,8 @@ def round_coverage(db: Path, hpc: bool = False) -> list[dict]:
     finally:
         con.close()
     ordered = [rows[r] for r in sorted(rows, key=round_sort_key)]
-    for row in ordered if hpc else ():
-        row["round"] = f"HPC {row['round']}"
+    for row in ordered if hpc or inference else ():
+        row["round"] = f"{'HPC' if hpc else 'Inference'} {row['round']}"
     return ordered
 
 

@@ -1,4 +1,5 @@
-"""The published Training and HPC results as MLCommons' `summary_results.json`: one record per published result,
+"""The published Training, HPC and Inference results as MLCommons' `summary_results.json`: one record per
+published result,
 with the field names and types of the file MLCommons publishes for Inference (and its results-site
 template loads), so the same tooling reads Training.
 
@@ -22,18 +23,20 @@ SUMMARY_FIELDS: list[tuple[str, type, str]] = [
     ("Submitter", str, "the submitter, as its results folder spells it"),
     ("Availability", str, "available, preview or rdi (research, development, internal), from the systems file"),
     ("Category", str, "the division: closed or open"),
-    ("Suite", str, "training or hpc"),
+    ("Suite", str, "training or hpc; Inference: datacenter or edge, as MLCommons' table"),
     ("System", str, "the system's name (systems file)"),
     ("Platform", str, "the system's results folder (the systems file's stem)"),
     ("UsedModel", str, "the benchmark"),
     ("Model", str, "the benchmark"),
-    ("Scenario", str, "empty for Training (an Inference field); HPC: strong or weak (scaling)"),
-    ("Accuracy", str, "empty: a Training result reached its target quality by definition"),
+    ("Scenario", str, "Inference: Offline, Server, Interactive, SingleStream or MultiStream; empty for Training; "
+                      "HPC: strong or weak (scaling)"),
+    ("Accuracy", str, "empty: a Training result reached its target quality by definition (Inference: not read)"),
     ("Nodes", int, "nodes (systems file; 0 when unknown)"),
     ("Processor", str, "the host processor (systems file)"),
     ("host_processors_per_node", int, "host processors per node (0 when unknown)"),
     ("Accelerator", str, "the accelerator, as the systems file names it"),
-    ("a#", int, "accelerators in the system (0 for CPU-only or unknown)"),
+    ("a#", int, "accelerators per node, as MLCommons' table counts them (× Nodes: the system's; 0 for CPU-only "
+                "or unknown)"),
     ("Location", str, "the result's folder in the round's repository"),
     ("Software", str, "the framework (systems file)"),
     ("Notes", str, "why the warehouse has no score or energy, where it has none (else empty)"),
@@ -46,7 +49,8 @@ SUMMARY_FIELDS: list[tuple[str, type, str]] = [
     ("ColorKey", str, "availability and submitter, as the results site colours rows"),
     ("Performance_Result", float, "the official score, minutes to train (as MLCommons published it); HPC weak "
                                   "scaling: models trained per minute"),
-    ("Performance_Units", str, "minutes, or models/min (HPC weak scaling)"),
+    ("Performance_Units", str, "minutes, or models/min (HPC weak scaling); Inference: the units MLCommons' table "
+                               "labels the result with (fct_inference_result.mlcommons_units)"),
     ("Power_Result", float, "energy to train, joules (present only with has_power)"),
     ("Power_Units", str, "Joules (present only with has_power)"),
 ]
@@ -55,7 +59,7 @@ OPTIONAL = frozenset({"Power_Result", "Power_Units"})
 _SQL = """
 select r.round, r.submitter, r.system, r.benchmark, r.division, r.score_minutes, r.energy_to_train_j,
        r.energy_null_reason, s.system_name, s.availability_category, s.number_of_nodes, s.host_processor_model_name,
-       s.host_processors_per_node, s.accelerator_model_name, s.accelerator_count, s.framework
+       s.host_processors_per_node, s.accelerator_model_name, s.accelerators_per_node, s.framework
 from fct_training_result as r
 left join dim_system as s using (round, submitter, system)
 where r.score_minutes is not null
@@ -68,7 +72,7 @@ _AVAILABILITY = {"cloud": "available", "on-premise": "available", "preview": "pr
 _HPC_SQL = """
 select r.round, r.submitter, r.system, r.scale, r.benchmark, r.division, r.score_minutes, r.models_per_minute,
        r.energy_null_reason, s.system_name, s.availability, s.number_of_nodes, s.host_processor_model_name,
-       s.host_processors_per_node, s.accelerator_model_name, s.accelerator_count, s.framework,
+       s.host_processors_per_node, s.accelerator_model_name, s.accelerators_per_node, s.framework,
        (select bool_and(scale_implied) from fct_hpc_run as x where x.round = r.round and x.submitter = r.submitter
         and x.system = r.system and x.scale = r.scale and x.benchmark = r.benchmark) as scale_implied
 from fct_hpc_result as r
@@ -82,8 +86,52 @@ _HPC_AVAILABILITY = {"available": "available", "onprem": "available", "on-premis
 
 
 def summary_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """One record per published result of the warehouse behind `con`: Training's, then HPC's."""
-    return _training_records(con) + _hpc_records(con)
+    """One record per published result of the warehouse behind `con`: Training's, HPC's, then Inference's."""
+    return _training_records(con) + _hpc_records(con) + _inference_records(con)
+
+
+_INFERENCE_SQL = """
+select r.*, s.host_processor_model_name, s.host_processors_per_node, s.accelerators_per_node
+from fct_inference_result as r
+left join dim_inference_system as s using (round, division, submitter, system)
+where r.valid
+order by round_order(r.round), r.division, r.submitter, r.system, r.model, r.scenario
+"""
+_LATENCY_SCENARIOS = ("SingleStream", "MultiStream")
+
+
+def _inference_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    try:
+        cursor = con.execute(_INFERENCE_SQL)
+    except duckdb.CatalogException:  # a warehouse published before Inference was loaded
+        return []
+    names = [d[0] for d in cursor.description]
+    records, numbers = [], {}
+    for values in cursor.fetchall():
+        r = dict(zip(names, values, strict=True))
+        number = numbers[r["round"]] = numbers.get(r["round"], 0) + 1
+        repo = GITHUB.format(repository="inference_results", round=r["round"])
+        # datacenter for a datacenter system's Offline/Server/Interactive results, else edge (MLCommons' split)
+        suite = ("datacenter" if "datacenter" in (r["system_type"] or "") and r["scenario"] not in _LATENCY_SCENARIOS
+                 else "edge")
+        availability = _HPC_AVAILABILITY.get((r["availability"] or "").strip().lower(), "unknown")
+        folder = "/".join(r["location"].split("/")[:4])
+        records.append({
+            "ID": f"inference-{r['round'].lstrip('v')}-{number:04d}", "Submitter": r["submitter"],
+            "Availability": availability, "Category": r["division"], "Suite": suite, "System": r["system_name"],
+            "Platform": r["system"], "UsedModel": r["location"].split("/")[4], "Model": r["model"],
+            "Scenario": r["scenario"], "Accuracy": "", "Nodes": int(r["number_of_nodes"] or 0),
+            "Processor": r["host_processor_model_name"] or "",
+            "host_processors_per_node": int(r["host_processors_per_node"] or 0),
+            "Accelerator": r["accelerator_model_name"] or "", "a#": int(r["accelerators_per_node"] or 0),
+            "Location": r["location"], "Software": r["software"] or "", "Notes": r["power_null_reason"] if
+            r["power_submission"] else "", "version": r["round"], "has_power": False,
+            "Details": f"{repo}/tree/main/{folder}", "Code": f"{repo}/tree/main/{r['division']}/{r['submitter']}/code",
+            "Unique ID (e.g. for Audit)": f"{suite}/{r['division']}/{r['submitter']}/{r['system']}",
+            "ColorKey": f"{availability}{r['submitter']}",
+            "Performance_Result": float(r["performance_result"]), "Performance_Units": r["mlcommons_units"],
+        })
+    return records
 
 
 def _hpc_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -107,7 +155,7 @@ def _hpc_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             "Platform": r["system"], "UsedModel": r["benchmark"], "Model": r["benchmark"], "Scenario": r["scale"],
             "Accuracy": "", "Nodes": int(r["number_of_nodes"] or 0), "Processor": r["host_processor_model_name"] or "",
             "host_processors_per_node": int(r["host_processors_per_node"] or 0),
-            "Accelerator": r["accelerator_model_name"] or "", "a#": int(r["accelerator_count"] or 0),
+            "Accelerator": r["accelerator_model_name"] or "", "a#": int(r["accelerators_per_node"] or 0),
             "Location": folder + r["benchmark"], "Software": r["framework"] or "",
             "Notes": r["energy_null_reason"] or "", "version": r["round"], "has_power": False,
             "Details": f"{repo}/blob/main/{r['submitter']}/systems/{r['system']}.json",
@@ -136,7 +184,7 @@ def _training_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             "Platform": r["system"], "UsedModel": r["benchmark"], "Model": r["benchmark"], "Scenario": "",
             "Accuracy": "", "Nodes": int(r["number_of_nodes"] or 0), "Processor": r["host_processor_model_name"] or "",
             "host_processors_per_node": int(r["host_processors_per_node"] or 0),
-            "Accelerator": r["accelerator_model_name"] or "", "a#": int(r["accelerator_count"] or 0),
+            "Accelerator": r["accelerator_model_name"] or "", "a#": int(r["accelerators_per_node"] or 0),
             "Location": f"{r['submitter']}/results/{r['system']}/{r['benchmark']}", "Software": r["framework"] or "",
             "Notes": r["energy_null_reason"] or "", "version": r["round"],
             "has_power": r["energy_to_train_j"] is not None,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from pipelines.lib.mlperf.suites import HPC, TRAINING, Suite
+from pipelines.lib.mlperf.suites import HPC, INFERENCE, SUITES, TRAINING, Suite
 from pipelines.lib.mlperf.tables import SUITE_TABLES
 from pipelines.lib.prices.normalize import STAGED_PRICE_SCHEMA
 from pipelines.lib.staging.validation import QUARANTINE_SCHEMA
@@ -39,15 +39,15 @@ class RoundFiles:
 
 # The raw tables staged per round: what a round left out of a build takes from the previous build.
 ROUND_FILES: dict[str, list[RoundFiles]] = {
-    name: [RoundFiles(suite, "round", "")] for suite in (TRAINING, HPC) for name in SUITE_TABLES[suite.name]
+    name: [RoundFiles(suite, "round", "")] for suite in SUITES.values() for name in SUITE_TABLES[suite.name]
 }
 ROUND_FILES["quarantine"] = [RoundFiles(suite, "partition", suite.quarantine_prefix, suite.quarantine_source)
-                             for suite in (TRAINING, HPC)]
+                             for suite in SUITES.values()]
 
 
 def split_round_key(key: str) -> tuple[Suite, str]:
-    """`hpc:v3.0` → (HPC, "v3.0"); `v4.1` → (TRAINING, "v4.1")."""
-    for suite in (HPC, TRAINING):
+    """`hpc:v3.0` → (HPC, "v3.0"); `inference:v5.1` → (INFERENCE, "v5.1"); `v4.1` → (TRAINING, "v4.1")."""
+    for suite in (HPC, INFERENCE):
         if suite.exclusion_prefix and key.startswith(suite.exclusion_prefix):
             return suite, key[len(suite.exclusion_prefix):]
     return TRAINING, key

@@ -7,6 +7,7 @@ assembles what each page shows; the pages are Jinja2 templates (`templates/site_
     out/rounds/<round>/<benchmark>/report.html     the scaling and cost report (pipelines.lib.report.round_report)
     out/rounds/<round>/systems/<system>.html       the system's description, results and source links
     out/hpc/<round>/index.html                     an MLPerf HPC round: strong scores and weak throughput
+    out/inference/<round>/index.html               an MLPerf Inference round: every valid result, priced per million
     out/assets/site.css, out/assets/site.js        vendored from this package
 
 Names of submitters, systems and benchmarks come from the archives (untrusted): every one is
@@ -16,6 +17,7 @@ HTML-escaped where shown, percent-encoded in URLs, and reduced to a safe slug in
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,7 +33,7 @@ from pipelines.lib.io.files import owned_directory, rebased
 from pipelines.lib.mlperf.rounds import ROUND_PATTERN, round_sort_key
 from pipelines.lib.report.figures import accelerator_names, select_columns
 from pipelines.lib.report.render import minutes, render
-from pipelines.lib.report.round_report import build_report
+from pipelines.lib.report.round_report import build_report, script_json
 
 GITHUB = "https://github.com/mlcommons/training_results_{round}"
 SYSTEM_FIELDS = [
@@ -53,6 +55,7 @@ class Site:
     system_pages: int = 0
     notes: list[str] = field(default_factory=list)
     hpc_rounds: list[str] = field(default_factory=list)
+    inference_rounds: list[str] = field(default_factory=list)
 
 
 def slug(text: str) -> str:
@@ -226,7 +229,8 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, rounds: Sequence[s
     site = Site(out_dir, out_dir / "index.html")
     available = [r for (r,) in con.execute("select distinct round from fct_training_result").fetchall() if r]
     wanted = available if not rounds else [r for r in available if r in set(rounds)]
-    missing = sorted(set(rounds or ()) - set(available) - set(hpc_rounds(con)))
+    missing = sorted(set(rounds or ()) - set(available) - set(suite_rounds(con, "fct_hpc_result"))
+                     - set(suite_rounds(con, "fct_inference_result")))
     if missing:
         site.notes.append(f"not in the warehouse: {', '.join(missing)}")
     site.rounds = sorted(wanted, key=round_sort_key, reverse=True)
@@ -270,9 +274,12 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, rounds: Sequence[s
             "reports": {b: f"rounds/{slug(round_version)}/{h}" for b, h in hrefs.items()},
             "scored": sum(1 for r in data["results"] if r["score_minutes"] is not None),
         })
-    hpc = [hpc_round_page(con, out_dir, r, acc_names) for r in hpc_rounds(con, rounds)]
+    hpc = [hpc_round_page(con, out_dir, r, acc_names) for r in suite_rounds(con, "fct_hpc_result", rounds)]
     site.hpc_rounds = [h["round"] for h in hpc]
-    _write(site.index, _page("site_index.html.j2", "MLPerf Training results", 0, summaries=summaries, hpc=hpc))
+    inference = [inference_round_page(con, out_dir, r, acc_names) for r in suite_rounds(con, "fct_inference_result", rounds)]
+    site.inference_rounds = [i["round"] for i in inference]
+    _write(site.index, _page("site_index.html.j2", "MLPerf Training results", 0, summaries=summaries, hpc=hpc,
+                             inference=inference))
     return site
 
 
@@ -286,11 +293,12 @@ HPC_WEAK_COLUMNS = [("submitter", "submitter"), ("system_name", "system"), ("acc
                     ("throughput_null_reason", "why no throughput")]
 
 
-def hpc_rounds(con: duckdb.DuckDBPyConnection, wanted: Sequence[str] | None = None) -> list[str]:
-    """The MLPerf HPC rounds in the warehouse (those of `wanted` when given), newest first."""
+def suite_rounds(con: duckdb.DuckDBPyConnection, table: str, wanted: Sequence[str] | None = None) -> list[str]:
+    """The rounds of a suite's result table (`fct_hpc_result`, ...) in the warehouse (those of `wanted` when
+    given), newest first."""
     try:
-        found = [r for (r,) in con.execute("select distinct round from fct_hpc_result").fetchall() if r]
-    except duckdb.CatalogException:  # a warehouse published before HPC was loaded
+        found = [r for (r,) in con.execute(f"select distinct round from {table}").fetchall() if r]
+    except duckdb.CatalogException:  # a warehouse published before the suite was loaded
         return []
     return sorted((r for r in found if not wanted or r in set(wanted)), key=round_sort_key, reverse=True)
 
@@ -324,3 +332,74 @@ def hpc_round_page(con: duckdb.DuckDBPyConnection, out_dir: Path, round_version:
             "strong": sum(1 for r in tables["strong"] if r["score_minutes"] is not None),
             "weak": sum(1 for r in tables["weak"] if r["models_per_minute"] is not None),
             "systems": len({(r["submitter"], r["system"]) for rows in tables.values() for r in rows})}
+
+
+def inference_round_page(con: duckdb.DuckDBPyConnection, out_dir: Path, round_version: str,
+                         acc_names: dict[str, str]) -> dict:
+    """Write `inference/<round>/index.html`: per model and scenario, every valid result, cheapest first."""
+    cursor = con.execute("""
+        select r.division, r.submitter, r.system, r.system_name, r.model, r.scenario, r.location, r.accelerator,
+            r.accelerator_model_name, r.accelerator_count, r.performance_result, r.performance_units,
+            r.performance_per_accelerator, r.ttft_limit_ms, r.tpot_limit_ms, r.target_latency_ms,
+            c.usd_per_million, c.unit, c.provider, c.region, c.pricing_model, c.price_per_accelerator_hour_usd,
+            c.no_cost_reason
+        from fct_inference_result as r
+        left join mart_inference_cost as c using (round, location)
+        where r.round = ? and r.valid
+        order by r.model, r.scenario, c.usd_per_million nulls last, r.performance_result desc, r.location""",
+        [round_version])
+    names = [d[0] for d in cursor.description]
+    groups: dict[tuple[str, str, str], dict] = {}
+    for values in cursor.fetchall():
+        row = dict(zip(names, values, strict=True))
+        row["accelerator"] = acc_names.get(row["accelerator"]) or row["accelerator_model_name"] or ""
+        key = (row["division"], row["model"], row["scenario"])
+        group = groups.setdefault(key, {"model": row["model"] + ("" if row["division"] == "closed" else
+                                                                 f" ({row['division']})"),
+                                        "scenario": row["scenario"], "units": row["performance_units"],
+                                        "unit": row["unit"] or "units", "rows": [], "anchor": slug("-".join(key)),
+                                        "limits": _limits(row)})
+        group["rows"].append(row)
+    for group in groups.values():
+        priced = [r for r in group["rows"] if r["usd_per_million"] is not None and r["performance_per_accelerator"]]
+        group["spec_json"] = script_json(json.dumps(_price_chart(priced, group))) if len(priced) >= 2 else ""
+    href = f"inference/{slug(round_version)}/index.html"
+    _write(out_dir / href, _page(
+        "site_inference_round.html.j2", f"MLPerf Inference {round_version} results, priced", 2,
+        [("../../index.html", "All rounds"), ("", f"Inference {round_version}")], round=round_version,
+        groups=list(groups.values()), live_charts=["../../assets/vega.js", "../../assets/charts.js"]))
+    results = sum(len(g["rows"]) for g in groups.values())
+    priced = sum(1 for g in groups.values() for r in g["rows"] if r["usd_per_million"] is not None)
+    return {"round": round_version, "href": href, "results": results, "priced": priced,
+            "models": len({g["model"] for g in groups.values()})}
+
+
+def _limits(row: dict) -> str:
+    """The latency limit a result of this scenario met, as the summary states it."""
+    if row["ttft_limit_ms"]:
+        return (f"Valid only within LoadGen's limits: time to first token ≤ {row['ttft_limit_ms']:,.0f} ms and time "
+                f"per output token ≤ {row['tpot_limit_ms']:,.0f} ms (99th percentile).")
+    if row["target_latency_ms"]:
+        return f"Valid only within LoadGen's latency bound: {row['target_latency_ms']:,.0f} ms (99th percentile)."
+    if row["scenario"] == "Offline":
+        return "Offline: all queries at once, no latency bound."
+    return "Latency scenario: the result is a latency, lower is better; no throughput to price."
+
+
+def _price_chart(rows: list[dict], group: dict) -> dict:
+    """Vega-Lite: throughput per accelerator against USD per million units, one point per system."""
+    values = [{"system": f"{r['submitter']} {r['system_name']}", "accelerator": r["accelerator"],
+               "usd_per_million": r["usd_per_million"], "per_accelerator": r["performance_per_accelerator"]}
+              for r in rows]
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 520, "height": 260,
+        "data": {"values": values}, "mark": {"type": "point", "filled": True, "size": 70},
+        "encoding": {
+            "x": {"field": "usd_per_million", "type": "quantitative", "scale": {"type": "log"},
+                  "title": f"USD per million {group['unit']} (bookable price)"},
+            "y": {"field": "per_accelerator", "type": "quantitative", "title": f"{group['units']} per accelerator"},
+            "color": {"field": "accelerator", "type": "nominal", "title": "accelerator"},
+            "tooltip": [{"field": "system"}, {"field": "accelerator"},
+                        {"field": "usd_per_million", "format": ".4f"}, {"field": "per_accelerator", "format": ",.1f"}],
+        },
+    }

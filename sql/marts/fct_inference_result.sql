@@ -1,0 +1,100 @@
+-- model: fct_inference_result
+-- kind: table
+-- grain: round, location
+-- depends on: stg_inference_results, dim_inference_system
+-- description: MLPerf Inference results as MLCommons' table states them: one per division, submitter, system, model and scenario.
+-- columns:
+--   suite varchar: always 'inference'
+--   round varchar: the Inference round
+--   division varchar: closed, open or network
+--   submitter varchar: the submitting organization's folder
+--   system varchar: the systems file's stem (the results folder name)
+--   system_name varchar: the system's name in the systems file
+--   model varchar: the model as MLCommons' table names it (llama2-70b-99, resnet, ...)
+--   scenario varchar: Offline, Server, Interactive, SingleStream or MultiStream (from the scenario folder)
+--   location varchar: the scenario folder inside the archive, exactly as summary_results.json's Location
+--   performance_result double: the result's metric, as MLCommons' table computes it from the summary
+--   performance_units varchar: what performance_result counts: Tokens/s, Samples/s, Queries/s or Latency (ms)
+--   mlcommons_units varchar: the units MLCommons' table labels the result with (differs where the table mislabels: inference_models.csv)
+--   performance_source varchar: the summary line the metric is read from
+--   inferred boolean: a MultiStream latency inferred from a SingleStream summary (99th percentile × 8), as MLCommons does
+--   valid boolean: LoadGen judged the run VALID and the metric could be derived
+--   invalid_reason varchar: why the result is not valid (LoadGen's verdict, a metric the summary lacks, ...)
+--   performance_constraints_satisfied boolean: LoadGen's latency constraints were met (Server, Interactive)
+--   min_duration_satisfied boolean: the run lasted LoadGen's minimum duration
+--   min_queries_satisfied boolean: the run issued LoadGen's minimum number of queries
+--   early_stopping_satisfied boolean: LoadGen's early-stopping criterion was met
+--   scenario_logged varchar: the scenario the summary itself states (an Interactive folder's says Server)
+--   target_qps double: the query rate LoadGen was set to (Server, Interactive)
+--   target_latency_ms double: the latency bound of the scenario, ms (Server; 0: none)
+--   ttft_limit_ms double: the time-to-first-token limit that applied, ms (LLM Server and Interactive)
+--   tpot_limit_ms double: the time-per-output-token limit that applied, ms (LLM Server and Interactive)
+--   latency_p50_ms double: median query latency, ms
+--   latency_p90_ms double: 90th-percentile query latency, ms
+--   latency_p99_ms double: 99th-percentile query latency, ms
+--   ttft_p99_ms double: 99th-percentile time to first token, ms (LLMs)
+--   tpot_p99_ms double: 99th-percentile time per output token, ms (LLMs)
+--   tokens_per_second double: tokens per second as the summary states it (LLMs)
+--   samples_per_second double: samples (queries) per second as the summary states it
+--   accelerator_model_name varchar: as the systems file names it
+--   accelerator varchar: the dim_accelerator key (NULL: CPU-only or unmapped)
+--   accelerator_count bigint: accelerators of the system (0: CPU-only)
+--   number_of_nodes bigint: nodes of the system
+--   performance_per_accelerator double: performance_result ÷ accelerator_count, for throughput units
+--   software varchar: the framework, as the systems file states it
+--   availability varchar: as the systems file states it
+--   system_type varchar: datacenter, edge or both, as the systems file states it
+--   power_submission boolean: a power result (a ranging run beside run_1)
+--   power_null_reason varchar: why the warehouse has no power figure for the result
+--   summary_file varchar: the performance summary inside the archive
+select
+    'inference' as suite,
+    r.round,
+    r.division,
+    r.submitter,
+    r.system,
+    coalesce(s.system_name, r.system) as system_name,
+    r.model,
+    r.scenario,
+    r.location,
+    r.performance_result,
+    r.performance_units,
+    r.mlcommons_units,
+    r.performance_source,
+    r.inferred,
+    coalesce(r.result_valid, false) and r.performance_result is not null and r.invalid_reason is null as valid,
+    r.invalid_reason,
+    r.performance_constraints_satisfied,
+    r.min_duration_satisfied,
+    r.min_queries_satisfied,
+    r.early_stopping_satisfied,
+    r.scenario_logged,
+    r.target_qps,
+    r.target_latency_ms,
+    r.ttft_limit_ms,
+    r.tpot_limit_ms,
+    r.latency_p50_ms,
+    r.latency_p90_ms,
+    r.latency_p99_ms,
+    r.ttft_p99_ms,
+    r.tpot_p99_ms,
+    r.tokens_per_second,
+    r.samples_per_second,
+    s.accelerator_model_name,
+    s.accelerator,
+    s.accelerator_count,
+    s.number_of_nodes,
+    case when r.performance_units <> 'Latency (ms)' and s.accelerator_count > 0
+        then r.performance_result / s.accelerator_count end as performance_per_accelerator,
+    s.framework as software,
+    s.availability,
+    s.system_type,
+    r.power_submission,
+    case
+        when r.power_submission then 'the power logs of Inference results are not read yet'
+        else 'not a power result'
+    end as power_null_reason,
+    r.summary_file
+from stg_inference_results as r
+left join dim_inference_system as s
+    on s.round = r.round and s.division = r.division and s.submitter = r.submitter and s.system = r.system

@@ -1,0 +1,103 @@
+"""MLPerf Inference, refreshed with the Training and HPC rounds and the price lists (support.shared_build):
+every row of MLCommons' own summary_results.json is matched by its Location with an equal result, and
+the pricing holds its properties (a price row behind every price, plausible or flagged, a reason for the rest)."""
+
+import json
+import tarfile
+
+import duckdb
+import pytest
+
+from support.paths import SHARED_MLPERF, needs_shared_mlperf
+from support.shared_build import shared_build, shared_inference_rounds
+
+pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
+ROUNDS = shared_inference_rounds()
+
+
+@pytest.fixture(scope="module")
+def con(tmp_path_factory):
+    if not ROUNDS:
+        pytest.skip("no MLPerf Inference archive in ../shared/mlperf/inference")
+    build = shared_build(tmp_path_factory)
+    assert build.ok and build.published, build.summary
+    with duckdb.connect(str(build.db), read_only=True) as connection:
+        yield connection
+
+
+def mlcommons_table(round_version: str) -> list[dict]:
+    with tarfile.open(SHARED_MLPERF / "inference" / f"inference_results_{round_version}-main.tar.gz") as tar:
+        member = next(m for m in tar if m.name.endswith("/summary_results.json"))
+        return json.load(tar.extractfile(member))
+
+
+def printed_tolerance(value: float) -> float:
+    """One unit of the last digit the table prints (6 significant digits), or of the summary's (2 decimals)."""
+    digits = len(str(int(abs(value)))) if abs(value) >= 1 else 0
+    return max(1e-6 * abs(value), 10.0 ** (digits - 6) if digits else 0.0, 0.005)
+
+
+@pytest.mark.parametrize("round_version", ROUNDS)
+def test_every_row_of_mlcommons_table_is_a_result_with_the_same_value(con, round_version):
+    table = mlcommons_table(round_version)
+    ours = {r[0]: r[1:] for r in con.execute(
+        "select location, performance_result, performance_units, mlcommons_units, valid from fct_inference_result "
+        "where round = ?", [round_version]).fetchall()}
+    mismatched, relabelled = [], set()
+    for row in table:
+        got = ours.get(row["Location"])
+        want = row["Performance_Result"]
+        if got is None or got[0] is None or abs(got[0] - want) > printed_tolerance(want) or got[2] != row[
+                "Performance_Units"] or not got[3]:
+            mismatched.append((row["Location"], want, row["Performance_Units"], got))
+        elif got[1] != got[2]:
+            relabelled.add((row["Model"], row["Scenario"], got[1], got[2]))
+    assert mismatched == [] and len(table) > 0
+    # where the table's label is not what its value counts, the warehouse says so (inference_models.csv)
+    assert relabelled <= {("whisper", "Offline", "Tokens/s", "Samples/s"),
+                          ("llama3.1-8b", "Interactive", "Tokens/s", "Queries/s")}, relabelled
+    # nothing MLCommons does not list is published as a valid result, and every result is a row of ours
+    extra = con.execute("select count(*) from fct_inference_result where round = ? and valid and location <> all(?)",
+                        [round_version, [r["Location"] for r in table]]).fetchone()[0]
+    assert extra == 0
+
+
+def test_every_result_is_valid_or_says_why_and_units_follow_the_scenario(con):
+    assert con.execute("select count(*) from fct_inference_result where valid = (invalid_reason is not null)"
+                       ).fetchone()[0] == 0
+    bad_units = con.execute("""select location, scenario, performance_units from fct_inference_result where valid and
+        not (scenario in ('SingleStream', 'MultiStream') and performance_units = 'Latency (ms)'
+             or scenario = 'Offline' and performance_units in ('Tokens/s', 'Samples/s')
+             or scenario in ('Server', 'Interactive') and performance_units in ('Tokens/s', 'Queries/s'))""").fetchall()
+    assert bad_units == []
+    # LLM Server and Interactive results met a time-to-first-token and a time-per-output-token limit
+    unbounded = con.execute("""select location from fct_inference_result where valid and performance_units = 'Tokens/s'
+        and scenario in ('Server', 'Interactive') and (ttft_limit_ms is null or tpot_limit_ms is null
+        or ttft_p99_ms > ttft_limit_ms * 1.5)""").fetchall()
+    assert unbounded == []
+
+
+def test_prices_per_million_have_their_price_row_and_are_plausible_or_flagged(con):
+    rows = con.execute("""select count(*), count(usd_per_million),
+            count(*) filter (where usd_per_million is not null and (provider is null or sku is null
+                or price_per_accelerator_hour_usd is null or source_url is null)),
+            count(*) filter (where usd_per_million is null and no_cost_reason is null),
+            count(*) filter (where unit = 'tokens' and usd_per_million not between 0.001 and 100
+                and plausibility_flag is null)
+        from mart_inference_cost""").fetchone()
+    total, priced, without_row, without_reason, unflagged = rows
+    assert priced > 0 and without_row == 0 and without_reason == 0 and unflagged == 0, rows
+    # the headline is a bookable price, never a marketplace's
+    kinds = {k for (k,) in con.execute("""select distinct o.provider_kind from mart_inference_cost as c
+        join mart_price_offer as o using (provider, sku, region, pricing_model)
+        where c.usd_per_million is not null""").fetchall()}
+    assert kinds and "marketplace" not in kinds
+    # usd_per_million is the system's hourly price over an hour of its throughput, per million
+    off = con.execute("""select count(*) from mart_inference_cost where usd_per_million is not null and
+        abs(usd_per_million - system_usd_per_hour / (performance_result * 3600) * 1e6) > 1e-9 * usd_per_million""").fetchone()[0]
+    assert off == 0
+    share = con.execute("""select count(c.usd_per_million) * 1.0 / count(*) from mart_inference_cost as c
+        join dim_inference_system as s using (round, division, submitter, system)
+        where c.division = 'closed' and c.unit = 'tokens' and s.system_type like '%datacenter%'""").fetchone()[0]
+    print(f"closed datacenter LLM results with a price per million tokens: {share:.1%}")
+    assert share > 0.5
