@@ -1,7 +1,8 @@
-"""Every shared round (Training, HPC and Inference), with the shared price lists, refreshed ONCE per pytest
-run over loopback HTTP (as a user's first refresh does) and read by every test that needs it, whichever
-pytest-xdist worker runs it: the first worker to ask builds it under a file lock in the run's common temp folder, the others wait and
-reuse it. Tests only read the result; one that needs to refresh again works on a copy (`copy_of`)."""
+"""Every shared round (Training, HPC and Inference), with the shared price lists, refreshed ONCE per pytest run
+over loopback HTTP (as a user's first refresh does) and read by every test that needs it, whichever pytest-
+xdist worker runs it: the first worker to ask builds it under a file lock in the run's common temp folder, the
+others wait and reuse it. Tests only read the result; one that needs to refresh again works on a copy
+(`copy_of`)."""
 
 from __future__ import annotations
 
