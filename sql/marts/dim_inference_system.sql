@@ -14,7 +14,7 @@
 --   availability varchar: as the systems file states it (its status)
 --   accelerator_model_name varchar: as the systems file names it
 --   accelerator varchar: the accelerator key of dim_accelerator, mapped as Training's systems are
---   accelerator_mapping varchar: mapped, cpu_only (no accelerator), deliberately_unmapped or unmapped
+--   accelerator_mapping varchar: mapped, mixed (several accelerator kinds in one system: no key), cpu_only (no accelerator), deliberately_unmapped or unmapped
 --   accelerators_per_node bigint: accelerators per node, from the systems file
 --   number_of_nodes bigint: nodes, from the systems file
 --   accelerator_count bigint: accelerators of the whole system (0: CPU-only)
@@ -32,8 +32,9 @@ select
     s.system_type,
     s.availability,
     s.accelerator_model_name,
-    map.accelerator,
+    case when not mixed then map.accelerator end as accelerator,
     case
+        when mixed then 'mixed'
         when map.accelerator is not null then 'mapped'
         when coalesce(s.accelerators_per_node, 0) = 0 and coalesce(s.accelerator_count, 0) = 0 then 'cpu_only'
         when map.deliberately_unmapped then 'deliberately_unmapped'
@@ -46,5 +47,9 @@ select
     s.host_processors_per_node,
     s.framework,
     s.source_file
-from stg_inference_systems as s
+from (
+    -- a heterogeneous system lists its parts with their counts: "MI300X 192GB (x32), MI325X 256GB (x16)"
+    select *, coalesce(regexp_matches(accelerator_model_name, '\(x\d+\)\s*,'), false) as mixed
+    from stg_inference_systems
+) as s
 left join raw_mlperf_accelerator_map as map using (accelerator_model_name, system_name)

@@ -120,6 +120,8 @@ select
         when usd_per_million is not null then null
         when unit is null then 'a latency result (' || scenario || '): no throughput to price'
         when coalesce(accelerator_count, 0) = 0 then 'a CPU-only system (or no accelerator count): no accelerator price applies'
+        when accelerator is null and accelerator_model_name like '%(x%,%'
+            then 'a system of several accelerator kinds (' || accelerator_model_name || '): not priced as one'
         when accelerator is null then 'accelerator not mapped to a dim_accelerator key'
         when market_usd_per_million is not null then 'only market prices (marketplace or spot) for ' || accelerator
         else 'no current bookable price for ' || accelerator

@@ -347,6 +347,37 @@ def test_browser_on_the_shared_hpc_rounds(browser, tmp_path_factory):
     page.close()
 
 
+@needs_shared_mlperf()
+def test_browser_on_the_shared_inference_round(browser, tmp_path_factory):
+    from support.shared_build import shared_build, shared_inference_rounds
+
+    if "v5.1" not in shared_inference_rounds():
+        pytest.skip("the shared Inference v5.1 archive is not in ../shared")
+    build = shared_build(tmp_path_factory)
+    out = tmp_path_factory.mktemp("inference_site")
+    with duckdb.connect(str(build.db), read_only=True) as con:
+        site = build_site(con, out, ["v5.1"], reports=False)
+        rows, cheapest = con.execute("""select count(*), min(c.usd_per_million) from fct_inference_result as r
+            left join mart_inference_cost as c using (round, location)
+            where r.round = 'v5.1' and r.valid and r.division = 'closed' and r.model = 'llama2-70b-99'
+              and r.scenario = 'Server'""").fetchone()
+        charts = con.execute("""select count(*) from (select division, model, scenario from mart_inference_cost
+            where round = 'v5.1' and usd_per_million is not null group by all having count(*) >= 2)""").fetchone()[0]
+    assert site.inference_rounds == ["v5.1"] and rows > 0 and cheapest is not None
+    page = offline_page(browser)
+    page.goto((out / "index.html").as_uri())
+    page.click("text=MLPerf Inference v5.1")
+    section = page.locator("[id='closed-llama2-70b-99-Server']")
+    assert section.locator("tbody tr").count() == rows
+    first = section.locator("tbody tr").first.locator("td").nth(6).text_content()
+    assert first == f"${cheapest:.3f}"  # cheapest first
+    assert "time to first token ≤ 2,000 ms" in section.text_content()
+    page.wait_for_function(f"document.querySelectorAll('figure .chart svg').length === {charts}", timeout=60_000)
+    page.screenshot(path=str(screenshot_dir(tmp_path_factory) / "site_inference_v5.1.png"))
+    assert page.fetched_elsewhere == [] and page.errors == []
+    page.close()
+
+
 def test_mlperf_site_asset_materializes(tmp_path):
     """The Dagster asset, run by Dagster's own `materialize` on a real (mini) published warehouse."""
     import dagster as dg

@@ -101,3 +101,23 @@ def test_prices_per_million_have_their_price_row_and_are_plausible_or_flagged(co
         where c.division = 'closed' and c.unit = 'tokens' and s.system_type like '%datacenter%'""").fetchone()[0]
     print(f"closed datacenter LLM results with a price per million tokens: {share:.1%}")
     assert share > 0.5
+
+
+def test_the_inference_report_lists_each_valid_result_cheapest_first(con, tmp_path_factory):
+    import re
+
+    from pipelines.cli import main
+
+    build = shared_build(tmp_path_factory)
+    out = tmp_path_factory.mktemp("inference_report")
+    assert main(["report", "--suite", "inference", "--round", "v5.1", "--model", "llama2-70b-99", "--scenario",
+                 "Server", "--out", str(out), "--warehouse-dir", str(build.base)]) == 0
+    html = (out / "inference_v5.1.html").read_text()
+    valid = con.execute("select count(*) from fct_inference_result where round = 'v5.1' and valid "
+                        "and model = 'llama2-70b-99' and scenario = 'Server'").fetchone()[0]
+    assert html.count("<tr><td>") == valid
+    prices = [float(p) for p in re.findall(r'<td class="num">\$([\d.]+)</td>', html)]
+    assert prices and prices == sorted(prices)
+    assert "data:image/svg+xml;base64," in html and "<script" not in html  # self-contained, no code
+    assert main(["report", "--suite", "inference", "--round", "v9.9", "--out", str(out),
+                 "--warehouse-dir", str(build.base)]) == 2

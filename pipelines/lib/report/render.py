@@ -37,6 +37,15 @@ def cell(value, key: str = "") -> str:
     return str(value)
 
 
+def quantity(value) -> str:
+    """A measured quantity as people read it: 101,611 tokens/s; 37.70; 0.0123; "—" for nothing."""
+    if value is None:
+        return "—"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.3g}"
+
+
 def minutes(value) -> str:
     return f"{value:,.2f}" if value is not None else "—"
 
@@ -47,7 +56,7 @@ def environment() -> jinja2.Environment:
         loader=jinja2.PackageLoader("pipelines.lib.report", "templates"),
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
         keep_trailing_newline=True)
-    env.filters.update(cell=cell, minutes=minutes, money=money)
+    env.filters.update(cell=cell, minutes=minutes, money=money, quantity=quantity)
     env.tests["number_cell"] = is_number_cell
     return env
 

@@ -32,6 +32,7 @@ from markupsafe import Markup, escape
 from pipelines.lib.io.files import owned_directory, rebased
 from pipelines.lib.mlperf.rounds import ROUND_PATTERN, round_sort_key
 from pipelines.lib.report.figures import accelerator_names, select_columns
+from pipelines.lib.report.inference import inference_groups, price_chart
 from pipelines.lib.report.render import minutes, render
 from pipelines.lib.report.round_report import build_report, script_json
 
@@ -337,69 +338,16 @@ def hpc_round_page(con: duckdb.DuckDBPyConnection, out_dir: Path, round_version:
 def inference_round_page(con: duckdb.DuckDBPyConnection, out_dir: Path, round_version: str,
                          acc_names: dict[str, str]) -> dict:
     """Write `inference/<round>/index.html`: per model and scenario, every valid result, cheapest first."""
-    cursor = con.execute("""
-        select r.division, r.submitter, r.system, r.system_name, r.model, r.scenario, r.location, r.accelerator,
-            r.accelerator_model_name, r.accelerator_count, r.performance_result, r.performance_units,
-            r.performance_per_accelerator, r.ttft_limit_ms, r.tpot_limit_ms, r.target_latency_ms,
-            c.usd_per_million, c.unit, c.provider, c.region, c.pricing_model, c.price_per_accelerator_hour_usd,
-            c.no_cost_reason
-        from fct_inference_result as r
-        left join mart_inference_cost as c using (round, location)
-        where r.round = ? and r.valid
-        order by r.model, r.scenario, c.usd_per_million nulls last, r.performance_result desc, r.location""",
-        [round_version])
-    names = [d[0] for d in cursor.description]
-    groups: dict[tuple[str, str, str], dict] = {}
-    for values in cursor.fetchall():
-        row = dict(zip(names, values, strict=True))
-        row["accelerator"] = acc_names.get(row["accelerator"]) or row["accelerator_model_name"] or ""
-        key = (row["division"], row["model"], row["scenario"])
-        group = groups.setdefault(key, {"model": row["model"] + ("" if row["division"] == "closed" else
-                                                                 f" ({row['division']})"),
-                                        "scenario": row["scenario"], "units": row["performance_units"],
-                                        "unit": row["unit"] or "units", "rows": [], "anchor": slug("-".join(key)),
-                                        "limits": _limits(row)})
-        group["rows"].append(row)
-    for group in groups.values():
-        priced = [r for r in group["rows"] if r["usd_per_million"] is not None and r["performance_per_accelerator"]]
-        group["spec_json"] = script_json(json.dumps(_price_chart(priced, group))) if len(priced) >= 2 else ""
+    groups = inference_groups(con, round_version, acc_names)
+    for group in groups:
+        group["anchor"] = slug(group["key"])
+        spec = price_chart(group)
+        group["spec_json"] = script_json(json.dumps(spec)) if spec else ""
     href = f"inference/{slug(round_version)}/index.html"
     _write(out_dir / href, _page(
         "site_inference_round.html.j2", f"MLPerf Inference {round_version} results, priced", 2,
         [("../../index.html", "All rounds"), ("", f"Inference {round_version}")], round=round_version,
-        groups=list(groups.values()), live_charts=["../../assets/vega.js", "../../assets/charts.js"]))
-    results = sum(len(g["rows"]) for g in groups.values())
-    priced = sum(1 for g in groups.values() for r in g["rows"] if r["usd_per_million"] is not None)
-    return {"round": round_version, "href": href, "results": results, "priced": priced,
-            "models": len({g["model"] for g in groups.values()})}
-
-
-def _limits(row: dict) -> str:
-    """The latency limit a result of this scenario met, as the summary states it."""
-    if row["ttft_limit_ms"]:
-        return (f"Valid only within LoadGen's limits: time to first token ≤ {row['ttft_limit_ms']:,.0f} ms and time "
-                f"per output token ≤ {row['tpot_limit_ms']:,.0f} ms (99th percentile).")
-    if row["target_latency_ms"]:
-        return f"Valid only within LoadGen's latency bound: {row['target_latency_ms']:,.0f} ms (99th percentile)."
-    if row["scenario"] == "Offline":
-        return "Offline: all queries at once, no latency bound."
-    return "Latency scenario: the result is a latency, lower is better; no throughput to price."
-
-
-def _price_chart(rows: list[dict], group: dict) -> dict:
-    """Vega-Lite: throughput per accelerator against USD per million units, one point per system."""
-    values = [{"system": f"{r['submitter']} {r['system_name']}", "accelerator": r["accelerator"],
-               "usd_per_million": r["usd_per_million"], "per_accelerator": r["performance_per_accelerator"]}
-              for r in rows]
-    return {
-        "$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 520, "height": 260,
-        "data": {"values": values}, "mark": {"type": "point", "filled": True, "size": 70},
-        "encoding": {
-            "x": {"field": "usd_per_million", "type": "quantitative", "scale": {"type": "log"},
-                  "title": f"USD per million {group['unit']} (bookable price)"},
-            "y": {"field": "per_accelerator", "type": "quantitative", "title": f"{group['units']} per accelerator"},
-            "color": {"field": "accelerator", "type": "nominal", "title": "accelerator"},
-            "tooltip": [{"field": "system"}, {"field": "accelerator"},
-                        {"field": "usd_per_million", "format": ".4f"}, {"field": "per_accelerator", "format": ",.1f"}],
-        },
-    }
+        groups=groups, live_charts=["../../assets/vega.js", "../../assets/charts.js"]))
+    return {"round": round_version, "href": href, "results": sum(len(g["rows"]) for g in groups),
+            "priced": sum(1 for g in groups for r in g["rows"] if r["usd_per_million"] is not None),
+            "models": len({g["model"] for g in groups})}
