@@ -121,3 +121,30 @@ def test_the_inference_report_lists_each_valid_result_cheapest_first(con, tmp_pa
     assert "data:image/svg+xml;base64," in html and "<script" not in html  # self-contained, no code
     assert main(["report", "--suite", "inference", "--round", "v9.9", "--out", str(out),
                  "--warehouse-dir", str(build.base)]) == 2
+
+
+def test_the_mlcommons_summary_export_reproduces_mlcommons_inference_records(con, tmp_path_factory):
+    from pipelines.lib.warehouse.exports import export
+    from pipelines.lib.warehouse.mlcommons_summary import check_record
+
+    build = shared_build(tmp_path_factory)
+    out = tmp_path_factory.mktemp("summary")
+    export(out, "mlcommons-summary", None, build.base)
+    records = {r["Location"]: r for r in json.loads((out / "summary_results.json").read_text())
+               if r["ID"].startswith("inference-")}
+    assert [p for r in records.values() for p in check_record(r)] == []
+    for round_version in ROUNDS:
+        table = mlcommons_table(round_version)
+        assert {r["Location"] for r in table} <= set(records)
+        differ = []
+        for theirs in table:
+            ours = records[theirs["Location"]]
+            for field in ("Submitter", "Availability", "Category", "Suite", "Platform", "Model", "UsedModel",
+                          "Scenario", "Nodes", "Performance_Units"):
+                if ours[field] != theirs[field]:
+                    differ.append((theirs["Location"], field, ours[field], theirs[field]))
+            if theirs["a#"] != "" and ours["a#"] != theirs["a#"]:  # MLCommons leaves CPU-only systems' count empty
+                differ.append((theirs["Location"], "a#", ours["a#"], theirs["a#"]))
+            if ours["System"] != theirs["System"].strip():
+                differ.append((theirs["Location"], "System", ours["System"], theirs["System"]))
+        assert differ == []
