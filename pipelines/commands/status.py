@@ -48,6 +48,9 @@ def render(status: dict) -> str:
                   f"  built at:    {status['built_at']}",
                   f"  fingerprint: {status['fingerprint']}",
                   f"  rounds ({len(status['rounds'])}): {', '.join(status['rounds']) or 'none'}"]
+        for suite, label in (("hpc", "HPC"), ("inference", "Inference")):
+            if status.get(f"{suite}_rounds"):
+                lines.append(f"  {label} rounds ({len(status[f'{suite}_rounds'])}): {', '.join(status[f'{suite}_rounds'])}")
         for provider, fetched_at in status["prices"].items():
             lines.append(f"  prices {provider}: latest snapshot {fetched_at}")
     lines.append(f"kept builds ({len(status['builds'])}): " + (", ".join(status["builds"]) or "none"))

@@ -24,7 +24,8 @@ def test_code_location_has_the_documented_pieces():
     assert {"quarantine_counts", "unmapped_accelerators", "metric_marts_sensible",
             "accelerators_without_peak", "mart_utilization_mfu_above_one", "fct_training_result_unique",
             "fct_training_result_positive"} <= checks
-    assert {s.name for s in repo.schedule_defs} >= {"daily_price_refresh", "weekly_mlperf_results"}
+    assert {s.name for s in repo.schedule_defs} >= {"daily_price_refresh", "weekly_mlperf_results", "weekly_hpc_results",
+                                                    "weekly_inference_results"}
     assert {s.name for s in repo.sensor_defs} >= {"mlperf_round_discovery", "publish_after_refresh",
                                                   "outputs_after_publish", "site_after_publish"}
     # One trigger mechanism for what follows a publish: run-status sensors, no automation conditions beside them.

@@ -46,7 +46,7 @@ def warehouse_status(base: Path | None = None) -> dict:
     base = (base or warehouse_dir()).resolve()
     status = {"path": str(published_db(base)), "published": published_info(base), "last_refresh": last_refresh(base),
               "builds": [p.name for p in list_builds(base)], "built_at": None, "fingerprint": None,
-              "rounds": [], "prices": {}, "damaged": None}
+              "rounds": [], "hpc_rounds": [], "inference_rounds": [], "prices": {}, "damaged": None}
     if not published_db(base).exists():
         return status
     try:
@@ -65,6 +65,10 @@ def _read_published(base: Path, status: dict) -> None:
             status["built_at"], status["fingerprint"] = con.execute("select built_at, fingerprint from _build_info").fetchone()
         if "fct_training_result" in names:
             status["rounds"] = [r for (r,) in con.execute("select distinct round from fct_training_result order by 1").fetchall()]
+        for suite, table in (("hpc", "fct_hpc_result"), ("inference", "fct_inference_result")):
+            if table in names:
+                status[f"{suite}_rounds"] = [r for (r,) in con.execute(
+                    f"select distinct round from {table} order by 1").fetchall()]
         if "fct_cloud_price" in names:
             status["prices"] = dict(con.execute(
                 "select provider, max(fetched_at)::varchar from fct_cloud_price group by 1 order by 1").fetchall())
