@@ -1,0 +1,89 @@
+"""Refresh every shared round of every suite (Training, HPC, Inference) with the shared price lists, cold, as
+one `mlperf-warehouse refresh` process over HTTP on 127.0.0.1, and print what it took and what it published:
+seconds to the publish, peak memory, the coverage per round, and the figures the HPC and Inference docs
+show (scores and throughputs equal to the references, priced share of closed datacenter LLM results, the
+llama2-70b-99 Server price table).
+
+Usage: python benchmarks/suites_refresh.py [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support.http_server import LoopbackServer  # noqa: E402
+from support.paths import SHARED_MLPERF  # noqa: E402
+from support.price_site import PRICE_URL_VARIABLES, serve_fixtures  # noqa: E402
+from support.shared_build import (  # noqa: E402
+    HPC_TEMPLATE,
+    INFERENCE_TEMPLATE,
+    shared_hpc_rounds,
+    shared_inference_rounds,
+    shared_rounds,
+)
+
+
+def refresh(warehouse: Path) -> tuple[int, float, str]:
+    with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
+        serve_fixtures(prices)
+        env = os.environ | {name: prices.url for name in PRICE_URL_VARIABLES} | {
+            "MLPERF_WAREHOUSE_DIR": str(warehouse), "DAGSTER_HOME": str(warehouse / "dagster"),
+            "MLPERF_SUITES": "training,hpc,inference",
+            "MLPERF_ROUNDS": ",".join(shared_rounds()), "MLPERF_HPC_ROUNDS": ",".join(shared_hpc_rounds()),
+            "MLPERF_INFERENCE_ROUNDS": ",".join(shared_inference_rounds()),
+            "MLPERF_RESULTS_URL_TEMPLATE": f"{server.url}/training_results_{{version}}-main.tar.gz",
+            "MLPERF_HPC_RESULTS_URL_TEMPLATE": server.url + HPC_TEMPLATE,
+            "MLPERF_INFERENCE_RESULTS_URL_TEMPLATE": server.url + INFERENCE_TEMPLATE,
+            "MLPERF_RULES_URL_TEMPLATE": f"{server.url}/logging/logging-{{ref}}.tar.gz"}
+        (warehouse / "dagster").mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        proc = subprocess.run([str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh"], env=env,
+                              capture_output=True, text=True)
+        return proc.returncode, time.perf_counter() - started, proc.stdout + proc.stderr
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="keep the warehouse in this folder")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        warehouse = args.keep or Path(scratch) / "warehouse"
+        code, seconds, output = refresh(warehouse)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        published = re.search(r"published after ([\d.]+)s", output)
+        print(f"exit {code}; whole command {seconds:.1f} s; to the publish "
+              f"{published.group(1) if published else '?'} s; peak RSS {peak:.0f} MB")
+        print("\n".join(line for line in output.splitlines() if line.startswith(("  v", "  HPC", "  Inference"))
+                        or "WARN" in line or "warning" in line))
+        con = duckdb.connect(str(warehouse / "mlperf.duckdb"), read_only=True)
+        print(con.sql("""select round, scale, count(*) as results, count(score_minutes) as strong_scored,
+            count(models_per_minute) as weak_with_throughput from fct_hpc_result group by all order by all"""))
+        print(con.sql("""select count(*) as closed_datacenter_llm_results, count(usd_per_million) as priced,
+            round(100.0 * count(usd_per_million) / count(*), 1) as percent
+            from mart_inference_cost as c join dim_inference_system as s using (round, division, submitter, system)
+            where c.division = 'closed' and c.unit = 'tokens' and s.system_type like '%datacenter%'"""))
+        print(con.sql("""select submitter, system_name, accelerator_count, accelerator, round(performance_result) as tokens_s,
+            round(price_per_accelerator_hour_usd, 2) as usd_per_acc_hour, provider, round(usd_per_million, 3) as usd_per_mtok
+            from mart_inference_cost where model = 'llama2-70b-99' and scenario = 'Server' and division = 'closed'
+              and usd_per_million is not null
+            qualify row_number() over (partition by accelerator order by usd_per_million) = 1
+            order by usd_per_million"""))
+        con.close()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
