@@ -52,10 +52,13 @@ class MlperfResultsSource(Downloads):
         """The results URL template of a suite (`pipelines.lib.mlperf.suites`)."""
         return {"hpc": self.hpc_url_template, "inference": self.inference_url_template}.get(suite.name, self.url_template)
 
-    def policy(self):
+    def policy(self, suite=None):
+        """Retries and limits of a download; a suite's results archive has its own size limit (Inference's are
+        gigabytes: `max_inference_archive_bytes`)."""
         from pipelines.lib.io.limits import limit
 
-        return self.retry_policy(max_bytes=self.max_archive_bytes or limit("max_archive_bytes"))
+        name = "max_inference_archive_bytes" if suite is not None and suite.name == "inference" else "max_archive_bytes"
+        return self.retry_policy(max_bytes=self.max_archive_bytes or limit(name))
 
 
 class BuildAssumptions(dg.ConfigurableResource):

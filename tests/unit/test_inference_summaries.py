@@ -115,3 +115,33 @@ def test_only_systems_files_and_performance_summaries_are_read():
     assert accept(("closed", "Org", "systems", "sys1.json"))
     assert not accept(("closed", "Org", "results", "sys1", "resnet50", "Offline", "accuracy", "mlperf_log_summary.txt"))
     assert not accept(("closed", "Org", "code", "resnet50", "run.py"))
+
+
+def test_an_inference_archive_has_its_own_bounds(tmp_path):
+    import io
+    import tarfile
+
+    from pipelines.defs.resources import MlperfResultsSource
+    from pipelines.lib.io import limits
+    from pipelines.lib.mlperf.archive import ArchiveError
+    from pipelines.lib.mlperf.inference import parse_inference_round
+    from pipelines.lib.mlperf.suites import INFERENCE, TRAINING
+
+    archive = tmp_path / "inference_results_v9.9-main.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, data in ((f"inference_results_v9.9-main/{summary_path('resnet50', 'SingleStream')}",
+                            SINGLE_STREAM.encode()), ("inference_results_v9.9-main/closed/Org/big.bin", b"0" * 300_000)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    assert len(parse_inference_round(archive, "v9.9").runs) == 1
+    saved = limits.current()
+    try:
+        limits.configure({"max_inference_archive_total_bytes": 100_000})
+        with pytest.raises(ArchiveError, match="MLPERF_MAX_INFERENCE_ARCHIVE_TOTAL_BYTES"):
+            parse_inference_round(archive, "v9.9")
+    finally:
+        limits.configure(saved)
+    source = MlperfResultsSource()
+    assert source.policy(INFERENCE).max_bytes == limits.limit("max_inference_archive_bytes") > source.policy(
+        TRAINING).max_bytes == limits.limit("max_archive_bytes")

@@ -66,7 +66,7 @@ def fetch_results_archive(context: dg.AssetExecutionContext, suite: Suite, resul
     round_version = context.partition_key
     template = results_source.template_for(suite)
     started = time.perf_counter()
-    fetched = fetch_round(round_version, template, warehouse_location.path(), results_source.policy(), suite)
+    fetched = fetch_round(round_version, template, warehouse_location.path(), results_source.policy(suite), suite)
     context.log.info(f"{suite.name} {round_version}: {'downloaded' if fetched.changed else 'unchanged upstream'} "
                      f"({fetched.size} bytes)")
     return _fetched(fetched, archive_url(template, round_version),

@@ -23,6 +23,10 @@ LIMITS: dict[str, tuple[float, str]] = {
     "max_member_bytes": (512 * MiB, "decompressed bytes of one archive member (larger: quarantined unread)"),
     "max_json_member_bytes": (16 * MiB, "bytes of one JSON member (systems files, scaling.json), read whole"),
     "max_archive_total_bytes": (32 * GiB, "decompressed bytes of a whole results archive"),
+    # An Inference archive holds every detail log and the submitters' code: gigabytes per round, of which only
+    # the LoadGen summaries and systems files are read (the rest is streamed past).
+    "max_inference_archive_bytes": (16 * GiB, "bytes of one MLPerf Inference results archive download"),
+    "max_inference_archive_total_bytes": (256 * GiB, "decompressed bytes of a whole MLPerf Inference archive"),
     "max_line_bytes": (4 * MiB, "bytes of one line of a result log (longer: the log is quarantined)"),
     "max_json_depth": (256, "nesting depth of any JSON document"),
     "max_config_bytes": (1 * MiB, "bytes of a result log's configuration lines before run_start (read for its precision)"),

@@ -197,12 +197,12 @@ def _open_tar(path: Path) -> Iterator[tarfile.TarFile]:
 
 
 def iter_members(path: Path, accept: Callable[[tuple[str, ...]], bool] = wanted,
-                 whole_text: bool = False) -> Iterator[Member]:
+                 whole_text: bool = False, total_limit: str = "max_archive_total_bytes") -> Iterator[Member]:
     """The members `accept` admits (by their path below the top folder), bounded and checked. Result logs are
     read as their log lines (`read_log_stream`); with `whole_text` every non-JSON member is read whole
     (LoadGen summaries: every line counts), within the member limit."""
     max_member, max_json = limit("max_member_bytes"), limit("max_json_member_bytes")
-    max_total, max_line = limit("max_archive_total_bytes"), limit("max_line_bytes")
+    max_total, max_line = limit(total_limit), limit("max_line_bytes")
     try:
         # A seekable gzip file ("r:gz", or "r:" over ISA-L's), not the stream mode "r|gz": skipping a refused
         # member then costs a bounded-memory seek through the gzip stream (1 GiB of zeros: seconds) instead of
@@ -213,7 +213,7 @@ def iter_members(path: Path, accept: Callable[[tuple[str, ...]], bool] = wanted,
                     tar.members.clear()
                 if info.offset_data + info.size > max_total:
                     raise ArchiveError(f"archive {path.name} is over the {human(max_total)} total decompressed "
-                                       "limit (MLPERF_MAX_ARCHIVE_TOTAL_BYTES); not read further")
+                                       f"limit (MLPERF_{total_limit.upper()}); not read further")
                 name = info.name
                 parts = tuple(p for p in name.split("/") if p not in ("", "."))
                 rel = "/".join(parts[1:])

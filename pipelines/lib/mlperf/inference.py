@@ -145,7 +145,7 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
     tables = RoundTables()
     source = INFERENCE.quarantine_source
     power_runs: set[str] = set()  # locations with a ranging run: power submissions
-    for member in iter_members(archive, accept=accept, whole_text=True):
+    for member in iter_members(archive, accept=accept, whole_text=True, total_limit="max_inference_archive_total_bytes"):
         if member.refused:
             quarantine(tables, round_version, member.path, member.refused, source=source)
             continue

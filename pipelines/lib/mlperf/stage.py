@@ -111,7 +111,8 @@ def fetch_round(round_version: str, url_template: str, base: Path, policy: Retry
     dest = archive_path(round_version, base, suite)
     dest.parent.mkdir(parents=True, exist_ok=True)
     if policy.max_bytes is None:  # an archive's own limit, not that of any other response
-        policy = replace(policy, max_bytes=limit("max_archive_bytes"))
+        policy = replace(policy, max_bytes=limit("max_inference_archive_bytes" if suite is INFERENCE
+                                                 else "max_archive_bytes"))
     return fetch_to_file(archive_url(url_template, round_version), dest, policy=policy)
 
 
