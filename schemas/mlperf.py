@@ -251,6 +251,11 @@ class InferenceResult(pa.DataFrameModel):
     summary_sha256: str = pa.Field(str_matches=r"^[0-9a-f]{64}$")
     drop_reason: str = pa.Field(nullable=True)
     power_submission: bool  # the result has a ranging run beside run_1: its power was measured
+    # from MLCommons' results table (summary_results.json) when the archive ships it
+    mlcommons_performance_result: float = pa.Field(nullable=True)
+    mlcommons_table_units: str = pa.Field(nullable=True)
+    power_result: float = pa.Field(nullable=True, gt=0, le=MAX_POWER_W)
+    power_units: str = pa.Field(nullable=True)
     values_nulled: str = pa.Field(nullable=True)  # as MlperfRun.values_nulled
 
 
@@ -276,7 +281,7 @@ NULLED_ON_FAILURE: dict[str, tuple[str, ...]] = {
     "HpcRun": ("global_batch_size", "number_of_nodes", "accelerators_per_node"),
     "InferenceResult": ("samples_per_second", "tokens_per_second", "target_qps", "target_latency_ms", "ttft_limit_ms",
                         "tpot_limit_ms", "latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "ttft_p99_ms",
-                        "tpot_p99_ms"),
+                        "tpot_p99_ms", "mlcommons_performance_result", "power_result"),
     "MlperfPowerLog": ("conversion_eff", "interconnect_power_est_w", "agg_power_w_ms"),
     "InferenceSystem": (
         "division", "accelerators_per_node", "number_of_nodes", "accelerator_count", "host_processors_per_node",

@@ -45,7 +45,12 @@
 --   availability varchar: as the systems file states it
 --   system_type varchar: datacenter, edge or both, as the systems file states it
 --   power_submission boolean: a power result (a ranging run beside run_1)
+--   power_w double: the system's average power during the run, W, as MLCommons' results table publishes it (power results)
+--   power_per_accelerator_w double: power_w ÷ accelerator_count
+--   joules_per_unit double: power_w ÷ performance_result: joules per token, sample or query (throughput results)
+--   power_source varchar: where power_w comes from
 --   power_null_reason varchar: why the warehouse has no power figure for the result
+--   mlcommons_performance_result double: MLCommons' own figure for this Location, when the archive ships its table (a WARN check compares)
 --   summary_file varchar: the performance summary inside the archive
 select
     'inference' as suite,
@@ -90,11 +95,21 @@ select
     s.availability,
     s.system_type,
     r.power_submission,
+    power.power_w,
+    power.power_w / nullif(s.accelerator_count, 0) as power_per_accelerator_w,
+    case when r.performance_units <> 'Latency (ms)' then power.power_w / r.performance_result end as joules_per_unit,
+    case when power.power_w is not null then 'MLCommons'' results table (summary_results.json): audited average power'
+    end as power_source,
     case
-        when r.power_submission then 'the power logs of Inference results are not read yet'
+        when power.power_w is not null then null
+        when r.power_result is not null then 'MLCommons'' table states power in ' || r.power_units || ', not W'
+        when r.power_submission then 'a power result, but the archive ships no MLCommons table with its power (the '
+            || 'power logs themselves are not read)'
         else 'not a power result'
     end as power_null_reason,
+    r.mlcommons_performance_result,
     r.summary_file
 from stg_inference_results as r
+cross join lateral (select case when r.power_units = 'Watts' then r.power_result end as power_w) as power
 left join dim_inference_system as s
     on s.round = r.round and s.division = r.division and s.submitter = r.submitter and s.system = r.system

@@ -1,7 +1,7 @@
 -- model: mart_inference_cost
 -- kind: table
 -- grain: round, location
--- depends on: fct_inference_result, mart_price_offer
+-- depends on: fct_inference_result, mart_price_offer, raw_build_parameters
 -- description: What a million tokens, samples or queries cost on each valid Inference result's system at today's cheapest bookable price.
 -- columns:
 --   suite varchar: always 'inference'
@@ -32,6 +32,13 @@
 --   source_url varchar: where that price was read
 --   market_usd_per_million double: the same at the cheapest market price (marketplaces and spot: snapshots nobody can book)
 --   market_provider varchar: the provider of that market price
+--   power_per_accelerator_w double: the system's audited average power per accelerator, W (power results)
+--   joules_per_unit double: joules per token, sample or query at that power (fct_inference_result)
+--   kwh_per_million double: energy of a million units: joules_per_unit × 10^6 ÷ 3.6 × 10^6
+--   facility_kwh_per_million double: kwh_per_million × pue (the facility's cooling and conversion)
+--   energy_usd_per_million double: facility_kwh_per_million × electricity_usd_per_kwh (NULL without a price)
+--   pue double: the PUE applied (raw_build_parameters)
+--   electricity_usd_per_kwh double: the electricity price applied (MLPERF_ELECTRICITY_USD_PER_KWH; NULL: not set)
 --   rank_in_model_scenario bigint: 1 for the cheapest valid result of its round, division, model and scenario by usd_per_million
 --   plausibility_flag varchar: why usd_per_million is outside what is plausible ($0.001–$100 per million tokens), else NULL
 --   no_cost_reason varchar: why there is no usd_per_million (a latency result, CPU-only, unmapped accelerator, no bookable price)
@@ -39,7 +46,14 @@
 -- buyer's view, the headline rule of the Training cost view (mart_price_offer.is_bookable: hyperscaler or
 -- neocloud list/API prices, on demand or committed; market prices beside, never the headline). On-premise
 -- systems are priced at cloud rates for the same accelerators; host CPUs, memory and network are not priced.
-with offers as (
+with parameters as (
+    select
+        max(value) filter (where name = 'pue') as pue,
+        max(value) filter (where name = 'electricity_usd_per_kwh') as electricity_usd_per_kwh
+    from raw_build_parameters
+),
+
+offers as (
     select *
     from mart_price_offer
     qualify row_number() over (
@@ -109,6 +123,13 @@ select
     source_url,
     market_usd_per_million,
     market_provider,
+    power_per_accelerator_w,
+    joules_per_unit,
+    joules_per_unit * 1e6 / 3.6e6 as kwh_per_million,
+    joules_per_unit * 1e6 / 3.6e6 * parameters.pue as facility_kwh_per_million,
+    joules_per_unit * 1e6 / 3.6e6 * parameters.pue * parameters.electricity_usd_per_kwh as energy_usd_per_million,
+    parameters.pue,
+    parameters.electricity_usd_per_kwh,
     case when usd_per_million is not null then
         rank() over (partition by round, division, model, scenario order by usd_per_million)
     end as rank_in_model_scenario,
@@ -127,3 +148,4 @@ select
         else 'no current bookable price for ' || accelerator
     end as no_cost_reason
 from priced
+cross join parameters

@@ -148,3 +148,20 @@ def test_the_mlcommons_summary_export_reproduces_mlcommons_inference_records(con
             if ours["System"] != theirs["System"].strip():
                 differ.append((theirs["Location"], "System", ours["System"], theirs["System"]))
         assert differ == []
+
+
+@pytest.mark.parametrize("round_version", ROUNDS)
+def test_power_results_carry_the_audited_power_and_their_energy_per_unit(con, round_version):
+    table = {r["Location"]: r for r in mlcommons_table(round_version) if r.get("has_power")}
+    ours = {loc: (w, per_unit, perf, units) for loc, w, per_unit, perf, units in con.execute(
+        "select location, power_w, joules_per_unit, performance_result, performance_units from fct_inference_result "
+        "where round = ? and power_w is not null", [round_version]).fetchall()}
+    assert set(ours) == {loc for loc, r in table.items() if r.get("Power_Units") == "Watts"} and ours
+    for location, (watts, per_unit, perf, units) in ours.items():
+        assert watts == table[location]["Power_Result"]
+        assert units != "Latency (ms)" and abs(per_unit - watts / perf) <= 1e-12 * per_unit
+    # every power result without a figure says why; the WARN check comparing with MLCommons' figures is silent
+    assert con.execute("select count(*) from fct_inference_result where power_submission and power_w is null "
+                       "and power_null_reason is null").fetchone()[0] == 0
+    assert con.execute("select count(*) from fct_inference_result where round = ? and mlcommons_performance_result "
+                       "is null", [round_version]).fetchone()[0] == 0

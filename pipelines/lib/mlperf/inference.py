@@ -12,6 +12,10 @@ Traps of real archives, handled here: scenario folders in any case (`Offline`, `
 folders that differ from the model (`resnet50` → `resnet`, `llama3_1-8b` → `llama3.1-8b`:
 `inference_models.csv`); a MultiStream folder holding a SingleStream summary (the MultiStream latency
 is then inferred, as MLCommons does, from the SingleStream 99th percentile × 8 samples per query).
+
+When the archive ships MLCommons' own results table (`summary_results.json` at its root, as v5.1 does), each
+result carries the table's figure beside ours (a plausibility test compares them) and, for power results,
+the audited average power the table publishes: the summaries hold no power, and the power logs are not read.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pipelines.lib.mlperf.suites import INFERENCE
 from pipelines.lib.reference.seeds import INFERENCE_MODELS_CSV
 
 SUMMARY_FILE = "mlperf_log_summary.txt"
+TABLE_FILE = "summary_results.json"  # MLCommons' results table, at the archive's root when the round ships it
 SCENARIOS = {s.lower(): s for s in ("Offline", "Server", "Interactive", "SingleStream", "MultiStream")}
 # LoadGen's MultiStream issues 8 samples per query: a MultiStream latency inferred from SingleStream
 # is the SingleStream 99th-percentile estimate × 8 (MLCommons' submission checker).
@@ -134,6 +139,8 @@ def performance(fields: dict[str, str], scenario: str, counts: str) -> tuple[flo
 
 def accept(parts: tuple[str, ...]) -> bool:
     """Systems files and the performance run's summaries: all the warehouse reads of an Inference archive."""
+    if parts == (TABLE_FILE,):
+        return True
     if len(parts) == 4 and parts[2] == "systems":
         return parts[3].endswith(".json")
     return (len(parts) >= 8 and parts[2] == "results" and parts[-1] == SUMMARY_FILE
@@ -145,11 +152,15 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
     tables = RoundTables()
     source = INFERENCE.quarantine_source
     power_runs: set[str] = set()  # locations with a ranging run: power submissions
+    table: dict[str, dict] = {}  # MLCommons' table by Location, when the archive ships it
     for member in iter_members(archive, accept=accept, whole_text=True, total_limit="max_inference_archive_total_bytes"):
         if member.refused:
             quarantine(tables, round_version, member.path, member.refused, source=source)
             continue
         parts = member.path.split("/")
+        if parts == [TABLE_FILE]:
+            table = _mlcommons_table(tables, round_version, member)
+            continue
         if parts[2] == "systems":
             before = len(tables.systems)
             add_system(tables, round_version, member.path, member.data, parts[1], parts[3][: -len(".json")],
@@ -171,6 +182,13 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
             quarantine(tables, round_version, member.path, row["drop_reason"], source=source)
     for row in tables.runs:
         row["power_submission"] = row["location"] in power_runs
+        listed = table.get(row["location"], {})
+        row.update(mlcommons_performance_result=_float(listed.get("Performance_Result")),
+                   mlcommons_table_units=listed.get("Performance_Units") if isinstance(
+                       listed.get("Performance_Units"), str) else None,
+                   power_result=_float(listed.get("Power_Result")) if listed.get("has_power") is True else None,
+                   power_units=listed.get("Power_Units") if listed.get("has_power") is True and isinstance(
+                       listed.get("Power_Units"), str) else None)
     if not tables.runs:
         from pipelines.lib.mlperf.round_parser import NoResultLogs
 
@@ -178,6 +196,25 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
                            f"(<division>/<org>/results/<system>/<model>/<scenario>/performance/run_1/{SUMMARY_FILE}); "
                            "nothing was loaded")
     return tables
+
+
+def _float(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _mlcommons_table(tables: RoundTables, round_version: str, member) -> dict[str, dict]:
+    """MLCommons' results table, by Location (a table that cannot be read is quarantined, nothing else)."""
+    from pipelines.lib.io.jsonsafe import loads_bounded
+
+    try:
+        rows = loads_bounded(member.data)
+        if not isinstance(rows, list):
+            raise ValueError("not a list of results")
+        return {r["Location"]: r for r in rows if isinstance(r, dict) and isinstance(r.get("Location"), str)}
+    except ValueError as exc:
+        quarantine(tables, round_version, member.path, f"MLCommons' results table is unreadable: {exc}",
+                   source=INFERENCE.quarantine_source)
+        return {}
 
 
 def _system_type(data: bytes) -> str | None:
