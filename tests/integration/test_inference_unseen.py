@@ -4,7 +4,6 @@ maps. Refreshed over real HTTP: it publishes, nothing is lost, and what cannot b
 
 from __future__ import annotations
 
-import io
 import json
 import tarfile
 
@@ -13,6 +12,7 @@ import pytest
 
 from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
+from support.injected import add_member
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 
 pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
@@ -31,32 +31,25 @@ def _copy(source, target) -> dict[str, int]:
         for info in src:
             top, _, rest = info.name.partition("/")
             data = src.extractfile(info).read() if info.isfile() else None
-            _add(out, info, f"inference_results_{NEW_ROUND}-main/{rest}" if rest else f"inference_results_{NEW_ROUND}-main", data)
+            top = f"inference_results_{NEW_ROUND}-main"
+            add_member(out, info, f"{top}/{rest}" if rest else top, data)
             if data is None:
                 continue
             if rest.startswith(f"{SYSTEM}/llama2-70b-99/") and "/performance/run_1/" in rest:
                 scenario = rest.split("/")[5]
                 new = rest.replace("closed/", "open/", 1).replace("/llama2-70b-99/", "/llama9-1t/").replace(
                     "B200-SXM-180GBx8_TRT", "zeta_z900").replace(f"/{scenario}/", f"/{scenario.lower()}/")
-                _add(out, info, f"inference_results_{NEW_ROUND}-main/{new}", data)
+                add_member(out, info, f"inference_results_{NEW_ROUND}-main/{new}", data)
                 added["results"] += 1
             if rest == "closed/Nebius/systems/B200-SXM-180GBx8_TRT.json":
                 doc = json.loads(data)
                 doc |= {"accelerator_model_name": NEW_ACCELERATOR, "division": "open", "system_name": "Zeta Z900"}
-                _add(out, info, f"inference_results_{NEW_ROUND}-main/open/Nebius/systems/zeta_z900.json",
+                add_member(out, info, f"inference_results_{NEW_ROUND}-main/open/Nebius/systems/zeta_z900.json",
                      json.dumps(doc).encode())
                 added["systems"] += 1
     return added
 
 
-def _add(out, info, name, data):
-    new = tarfile.TarInfo(name)
-    new.type, new.mode, new.mtime = info.type, info.mode, info.mtime
-    if data is None:
-        out.addfile(new)
-    else:
-        new.size = len(data)
-        out.addfile(new, io.BytesIO(data))
 
 
 @pytest.fixture(scope="module")

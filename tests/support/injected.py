@@ -42,13 +42,13 @@ def inject(source: Path, target: Path, *, round_name: str | None = None, copies:
             if any(rest.startswith(prefix) for prefix in drop_original):
                 continue
             data = src.extractfile(info).read() if info.isfile() else None
-            _add(out, info, f"{new_top}/{rest}" if rest else new_top, data)
+            add_member(out, info, f"{new_top}/{rest}" if rest else new_top, data)
             if data is None:
                 continue
             for copy in copies:
                 added = _copied(copy, rest, data)
                 if added is not None:
-                    _add(out, info, f"{new_top}/{added[0]}", added[1])
+                    add_member(out, info, f"{new_top}/{added[0]}", added[1])
     return target
 
 
@@ -75,7 +75,8 @@ def _copied(copy: SystemCopy, rest: str, data: bytes) -> tuple[str, bytes] | Non
     return None
 
 
-def _add(out: tarfile.TarFile, info: tarfile.TarInfo, name: str, data: bytes | None) -> None:
+def add_member(out: tarfile.TarFile, info: tarfile.TarInfo, name: str, data: bytes | None) -> None:
+    """`info`'s member written under `name` with `data` (None: a folder or other non-file member)."""
     new = tarfile.TarInfo(name)
     new.type, new.mode, new.mtime = info.type, info.mode, info.mtime
     if data is None:
