@@ -41,7 +41,7 @@ SUMMARY_FIELDS: list[tuple[str, type, str]] = [
     ("Software", str, "the framework (systems file)"),
     ("Notes", str, "why the warehouse has no score or energy, where it has none (else empty)"),
     ("version", str, "the round, e.g. v4.1"),
-    ("has_power", bool, "the result has an energy to train"),
+    ("has_power", bool, "the result has an energy to train (Inference: a measured power)"),
     ("Details", str, "the systems file at MLCommons"),
     ("Code", str, "the result logs at MLCommons"),
     ("Unique ID (e.g. for Audit)", str, "<suite>/<division>/<submitter>/<system>/<benchmark> (HPC: "
@@ -51,8 +51,9 @@ SUMMARY_FIELDS: list[tuple[str, type, str]] = [
                                   "scaling: models trained per minute"),
     ("Performance_Units", str, "minutes, or models/min (HPC weak scaling); Inference: the units MLCommons' table "
                                "labels the result with (fct_inference_result.mlcommons_units)"),
-    ("Power_Result", float, "energy to train, joules (present only with has_power)"),
-    ("Power_Units", str, "Joules (present only with has_power)"),
+    ("Power_Result", float, "energy to train, joules (present only with has_power); Inference: the audited "
+                            "average power, W, as MLCommons' table publishes it"),
+    ("Power_Units", str, "Joules; Inference: Watts (present only with has_power)"),
 ]
 OPTIONAL = frozenset({"Power_Result", "Power_Units"})
 
@@ -124,13 +125,14 @@ def _inference_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             "Processor": r["host_processor_model_name"] or "",
             "host_processors_per_node": int(r["host_processors_per_node"] or 0),
             "Accelerator": r["accelerator_model_name"] or "", "a#": int(r["accelerators_per_node"] or 0),
-            "Location": r["location"], "Software": r["software"] or "", "Notes": r["power_null_reason"] if
-            r["power_submission"] else "", "version": r["round"], "has_power": False,
+            "Location": r["location"], "Software": r["software"] or "",
+            "Notes": (r["power_null_reason"] or "") if r["power_submission"] else "", "version": r["round"],
+            "has_power": r["power_w"] is not None,
             "Details": f"{repo}/tree/main/{folder}", "Code": f"{repo}/tree/main/{r['division']}/{r['submitter']}/code",
             "Unique ID (e.g. for Audit)": f"{suite}/{r['division']}/{r['submitter']}/{r['system']}",
             "ColorKey": f"{availability}{r['submitter']}",
             "Performance_Result": float(r["performance_result"]), "Performance_Units": r["mlcommons_units"],
-        })
+        } | ({"Power_Result": float(r["power_w"]), "Power_Units": "Watts"} if r["power_w"] is not None else {}))
     return records
 
 
