@@ -33,6 +33,8 @@ def structured(status: dict) -> dict:
 
 
 def render(status: dict) -> str:
+    from pipelines.lib.mlperf.suites import HPC, INFERENCE
+
     lines = []
     if status.get("damaged"):
         published = status["published"] or {}
@@ -48,9 +50,10 @@ def render(status: dict) -> str:
                   f"  built at:    {status['built_at']}",
                   f"  fingerprint: {status['fingerprint']}",
                   f"  rounds ({len(status['rounds'])}): {', '.join(status['rounds']) or 'none'}"]
-        for suite, label in (("hpc", "HPC"), ("inference", "Inference")):
-            if status.get(f"{suite}_rounds"):
-                lines.append(f"  {label} rounds ({len(status[f'{suite}_rounds'])}): {', '.join(status[f'{suite}_rounds'])}")
+        for suite in (HPC, INFERENCE):
+            rounds = status.get(f"{suite.name}_rounds")
+            if rounds:
+                lines.append(f"  {suite.label} rounds ({len(rounds)}): {', '.join(rounds)}")
         for provider, fetched_at in status["prices"].items():
             lines.append(f"  prices {provider}: latest snapshot {fetched_at}")
     lines.append(f"kept builds ({len(status['builds'])}): " + (", ".join(status["builds"]) or "none"))

@@ -53,11 +53,11 @@ class MlperfResultsSource(Downloads):
         return {"hpc": self.hpc_url_template, "inference": self.inference_url_template}.get(suite.name, self.url_template)
 
     def policy(self, suite=None):
-        """Retries and limits of a download; a suite's results archive has its own size limit (Inference's are
-        gigabytes: `max_inference_archive_bytes`)."""
+        """Retries and limits of a download; a suite's results archive has its own size limit
+        (`Suite.archive_limit`: Inference's archives are gigabytes)."""
         from pipelines.lib.io.limits import limit
 
-        name = "max_inference_archive_bytes" if suite is not None and suite.name == "inference" else "max_archive_bytes"
+        name = suite.archive_limit if suite is not None else "max_archive_bytes"
         return self.retry_policy(max_bytes=self.max_archive_bytes or limit(name))
 
 

@@ -86,7 +86,7 @@ def _refresh_on(
     summary = RefreshSummary()
     steps = [(TRAINING, r) for r in rounds] + [(HPC, r) for r in hpc_rounds] + [(INFERENCE, r) for r in inference_rounds]
     for index, (suite, round_version) in enumerate(steps, 1):
-        label = round_version if suite is TRAINING else f"{SUITE_LABELS[suite.name]} {round_version}"
+        label = suite.round_label(round_version)
         progress(f"[{index}/{len(steps)}] {label}: fetching and parsing ...")
         started = time.perf_counter()
         result = run_job(SUITE_ROUND_JOBS[suite.name], instance, resources, partition_key=round_version,
@@ -126,18 +126,19 @@ def _refresh_on(
     # Rounds whose new data failed a structural test are not in the published build: named, and the
     # refresh fails (the rest was published).
     from pipelines.lib.warehouse.publish import read_published_info
+    from pipelines.lib.warehouse.raw_tables import split_round_key
 
-    for round_version, why in ((read_published_info() or {}).get("excluded_rounds") or {}).items():
-        summary.steps.append(StepOutcome(f"round {round_version}", False, 0.0, f"new data left out: {why}"))
+    for key, why in ((read_published_info() or {}).get("excluded_rounds") or {}).items():
+        suite, round_version = split_round_key(key)  # `hpc:v3.0` → HPC v3.0
+        summary.steps.append(StepOutcome(f"round {suite.round_label(round_version)}", False, 0.0,
+                                         f"new data left out: {why}"))
     # a failing structural SQL test is the warehouse step's detail already; plausibility ones warn here
     summary.steps.extend(_check_outcomes(result, skip=set(warehouse_models.check_keys)))
     published = published_db()
     if published.exists():
-        summary.coverage = [row for row in round_coverage(published) if row["round"] in rounds]
-        summary.coverage += [row for row in round_coverage(published, hpc=True)
-                             if row["round"] in {f"HPC {r}" for r in hpc_rounds}]
-        summary.coverage += [row for row in round_coverage(published, inference=True)
-                             if row["round"] in {f"Inference {r}" for r in inference_rounds}]
+        for suite, wanted in ((TRAINING, rounds), (HPC, hpc_rounds), (INFERENCE, inference_rounds)):
+            summary.coverage += [row for row in round_coverage(published, suite)
+                                 if row["round"] in {suite.round_label(r) for r in wanted}]
     if summary.published:
         summary.steps.append(_outputs(instance, resources, progress, settings.debug))
     return summary
@@ -145,7 +146,6 @@ def _refresh_on(
 
 # The job that fetches and stages one round of a suite, and the names of its three assets.
 SUITE_ROUND_JOBS = {TRAINING.name: "mlperf_round_job", HPC.name: "hpc_round_job", INFERENCE.name: "inference_round_job"}
-SUITE_LABELS = {TRAINING.name: "Training", HPC.name: "HPC", INFERENCE.name: "Inference"}
 _ROUND_ASSET_NAMES = {TRAINING.name: ("mlperf_results_archive", "mlperf_round_tables", "mlperf_rules_archive"),
                       HPC.name: ("hpc_results_archive", "hpc_round_tables", "hpc_rules_archive"),
                       INFERENCE.name: ("inference_results_archive", "inference_round_tables", None)}

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pipelines.lib.mlperf.archive import iter_members
-from pipelines.lib.mlperf.round_parser import RoundTables, add_system, quarantine
+from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundTables, add_system, quarantine
 from pipelines.lib.mlperf.suites import INFERENCE
 from pipelines.lib.reference.seeds import INFERENCE_MODELS_CSV
 
@@ -153,7 +153,7 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
     source = INFERENCE.quarantine_source
     power_runs: set[str] = set()  # locations with a ranging run: power submissions
     table: dict[str, dict] = {}  # MLCommons' table by Location, when the archive ships it
-    for member in iter_members(archive, accept=accept, whole_text=True, total_limit="max_inference_archive_total_bytes"):
+    for member in iter_members(archive, accept=accept, whole_text=True, total_limit=INFERENCE.archive_total_limit):
         if member.refused:
             quarantine(tables, round_version, member.path, member.refused, source=source)
             continue
@@ -166,7 +166,7 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
             add_system(tables, round_version, member.path, member.data, parts[1], parts[3][: -len(".json")],
                        source=source)
             if len(tables.systems) > before:
-                tables.systems[-1].update(division_folder=parts[0], system_type=_system_type(member.data))
+                tables.systems[-1]["division_folder"] = parts[0]
             continue
         row = result_row(member.path, member.data)
         row["round"] = round_version
@@ -190,8 +190,6 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
                    power_units=listed.get("Power_Units") if listed.get("has_power") is True and isinstance(
                        listed.get("Power_Units"), str) else None)
     if not tables.runs:
-        from pipelines.lib.mlperf.round_parser import NoResultLogs
-
         raise NoResultLogs(f"{round_version}: the archive {archive.name} holds no LoadGen summaries "
                            f"(<division>/<org>/results/<system>/<model>/<scenario>/performance/run_1/{SUMMARY_FILE}); "
                            "nothing was loaded")
@@ -217,15 +215,6 @@ def _mlcommons_table(tables: RoundTables, round_version: str, member) -> dict[st
         return {}
 
 
-def _system_type(data: bytes) -> str | None:
-    from pipelines.lib.io.jsonsafe import loads_bounded
-
-    try:
-        doc = loads_bounded(data)
-    except ValueError:
-        return None
-    value = doc.get("system_type") if isinstance(doc, dict) else None
-    return str(value).strip() if value is not None else None
 
 
 def result_row(path: str, data: bytes) -> dict:

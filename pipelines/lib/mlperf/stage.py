@@ -34,7 +34,7 @@ from pipelines.lib.mlperf.rules import (
     ruleset_from_archive,
 )
 from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, Suite
-from pipelines.lib.mlperf.tables import hpc_round_frames, inference_round_frames, round_frames, suite_tables
+from pipelines.lib.mlperf.tables import SUITE_FRAMES, suite_tables
 from pipelines.lib.reference.seeds import BENCHMARK_DATASETS_CSV, BENCHMARKS_CSV
 from pipelines.lib.staging.files import staged_files, write_staged
 
@@ -111,8 +111,7 @@ def fetch_round(round_version: str, url_template: str, base: Path, policy: Retry
     dest = archive_path(round_version, base, suite)
     dest.parent.mkdir(parents=True, exist_ok=True)
     if policy.max_bytes is None:  # an archive's own limit, not that of any other response
-        policy = replace(policy, max_bytes=limit("max_inference_archive_bytes" if suite is INFERENCE
-                                                 else "max_archive_bytes"))
+        policy = replace(policy, max_bytes=limit(suite.archive_limit))
     return fetch_to_file(archive_url(url_template, round_version), dest, policy=policy)
 
 
@@ -207,11 +206,8 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
         if staged and previous.get("archive_sha256") == sha and previous.get("parser_version") == version:
             return StageResult(True, previous["row_counts"], previous["quarantine_count"], 0.0, sha)
     started = time.perf_counter()
-    if suite is INFERENCE:
-        frames = inference_round_frames(archive, round_version)
-    else:
-        parse = hpc_round_frames if suite is HPC else round_frames
-        frames = parse(archive, round_version, round_rules(round_version, base, trusted_rules_refs, default_ref, suite))
+    rules = round_rules(round_version, base, trusted_rules_refs, default_ref, suite)  # none for Inference
+    frames = SUITE_FRAMES[suite.name](archive, round_version, rules)
     _guard(round_version, frames, base, max_shrink, accept_shrink, suite)
     for table in tables:
         write_staged(table, round_version, frames[table], base)

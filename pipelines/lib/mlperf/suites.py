@@ -34,10 +34,18 @@ class Suite:
     exclusion_prefix: str  # how a build names a round of this suite it leaves out ("" | "hpc:" | "inference:")
     has_rules: bool = True  # scored by the rule files of an mlcommons/logging release
     runs_table: str = "runs"  # the staged table with one row per scored unit (a log; an Inference result)
+    label: str = "Training"  # how a person reads the suite's name in a round: "HPC v3.0"
+    # the limits (lib/io/limits.py) of this suite's results archive: its download, its decompressed size
+    archive_limit: str = "max_archive_bytes"
+    archive_total_limit: str = "max_archive_total_bytes"
     scaling_table: str | None = "scaling"  # the staged scaling.json factors (None: the suite has none)
 
     def staged(self, table: str) -> str:
         return f"{self.staged_prefix}{table}"
+
+    def round_label(self, round_version: str) -> str:
+        """A round as people read it beside other suites' rounds: `v4.1` (Training), `HPC v3.0`, `Inference v5.1`."""
+        return round_version if self.name == "training" else f"{self.label} {round_version}"
 
 
 TRAINING = Suite(
@@ -60,6 +68,7 @@ HPC = Suite(
     quarantine_source="mlperf-hpc",
     quarantine_prefix="hpc-",
     exclusion_prefix="hpc:",
+    label="HPC",
 )
 INFERENCE = Suite(
     name="inference",
@@ -73,6 +82,10 @@ INFERENCE = Suite(
     has_rules=False,
     runs_table="results",
     scaling_table=None,
+    label="Inference",
+    # every detail log and the submitters' code: gigabytes, of which only summaries and systems files are read
+    archive_limit="max_inference_archive_bytes",
+    archive_total_limit="max_inference_archive_total_bytes",
 )
 SUITES = {suite.name: suite for suite in (TRAINING, HPC, INFERENCE)}
 

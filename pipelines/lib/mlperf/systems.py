@@ -213,6 +213,7 @@ def parse_system(data: bytes, submitter: str, system: str) -> dict:
         "host_processor_model_name": _text(fields.get("host_processor_model_name")),
         "host_processors_per_node": to_count(fields.get("host_processors_per_node")),
         "framework": _text(fields.get("framework")),
+        "system_type": _text(fields.get("system_type")),  # Inference: datacenter, edge or both
         # The official summarizer prints no row for a system whose file lacks one of these keys.
         "official_fields_missing": ",".join(k for k in OFFICIAL_REQUIRED if k not in raw_keys) or None,
         "repaired_keys": ",".join(repaired) or None,

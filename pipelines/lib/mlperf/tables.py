@@ -84,6 +84,10 @@ def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[s
     return frames
 
 
+# Each suite's parse: archive, round, its rules (RoundRules(None, None) for Inference) → frames.
+SUITE_FRAMES = {TRAINING.name: round_frames, HPC.name: hpc_round_frames, INFERENCE.name: inference_round_frames}
+
+
 def _validated(rows: dict[str, list[dict]], tables: dict[str, tuple], quarantine: list[dict], round_version: str,
                source: str) -> dict[str, pl.DataFrame]:
     """Each table's rows typed and validated (failures quarantined, or nulled where the model says so)."""

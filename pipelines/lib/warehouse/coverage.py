@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.lib.mlperf.rounds import round_sort_key
+from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, Suite
 
 _PER_ROUND = """
 select
@@ -66,11 +67,15 @@ order by round, results desc, reason
 """
 
 
-def round_coverage(db: Path, hpc: bool = False, inference: bool = False) -> list[dict]:
-    """Per Training round (`hpc`: per MLPerf HPC round, named `HPC v3.0`; `inference`: `Inference v5.1`),
-    from the published warehouse."""
-    per_round, unscored = ((_HPC_PER_ROUND, _HPC_UNSCORED) if hpc else (_INFERENCE_PER_ROUND, _INFERENCE_UNSCORED)
-                           if inference else (_PER_ROUND, _UNSCORED))
+# Each suite's queries: (results per round, unscored results by reason)
+_QUERIES = {TRAINING.name: (_PER_ROUND, _UNSCORED), HPC.name: (_HPC_PER_ROUND, _HPC_UNSCORED),
+            INFERENCE.name: (_INFERENCE_PER_ROUND, _INFERENCE_UNSCORED)}
+
+
+def round_coverage(db: Path, suite: Suite = TRAINING) -> list[dict]:
+    """Per round of `suite`, from the published warehouse; another suite's rounds are named with its label
+    (`HPC v3.0`, `Inference v5.1`)."""
+    per_round, unscored = _QUERIES[suite.name]
     con = duckdb.connect(str(db), read_only=True)
     try:
         try:
@@ -84,8 +89,8 @@ def round_coverage(db: Path, hpc: bool = False, inference: bool = False) -> list
     finally:
         con.close()
     ordered = [rows[r] for r in sorted(rows, key=round_sort_key)]
-    for row in ordered if hpc or inference else ():
-        row["round"] = f"{'HPC' if hpc else 'Inference'} {row['round']}"
+    for row in ordered:
+        row["round"] = suite.round_label(row["round"])
     return ordered
 
 
