@@ -83,6 +83,8 @@ def run(args: argparse.Namespace) -> int:
 def _inference(args: argparse.Namespace, base, round_version: str) -> int:
     from pathlib import Path
 
+    import duckdb
+
     from pipelines.commands import UsageError, unknown
     from pipelines.lib.io.paths import published_db
     from pipelines.lib.report.inference import write_inference_report
@@ -91,7 +93,7 @@ def _inference(args: argparse.Namespace, base, round_version: str) -> int:
     with connect_readonly(published_db(base)) as con:
         try:
             rounds = [r for (r,) in con.execute("select distinct round from fct_inference_result order by 1").fetchall()]
-        except Exception:  # a warehouse published before Inference was loaded
+        except duckdb.CatalogException:  # a warehouse published before Inference was loaded
             rounds = []
         if round_version not in rounds:
             raise UsageError(f"Inference round {round_version} is not loaded in this warehouse\n"

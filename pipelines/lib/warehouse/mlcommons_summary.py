@@ -81,8 +81,8 @@ left join dim_hpc_system as s using (round, submitter, system)
 where coalesce(r.score_minutes, r.models_per_minute) is not null
 order by round_order(r.round), r.submitter, r.system, r.scale, r.benchmark
 """
-# HPC systems files state availability in words of their own ("available", "onprem", "cloud", ...)
-_HPC_AVAILABILITY = {"available": "available", "onprem": "available", "on-premise": "available", "cloud": "available",
+# HPC and Inference systems files state availability (their `status`) in words of their own ("available", "onprem", ...)
+_STATUS_AVAILABILITY = {"available": "available", "onprem": "available", "on-premise": "available", "cloud": "available",
                      "preview": "preview", "research": "rdi", "rdi": "rdi"}
 
 
@@ -115,7 +115,7 @@ def _inference_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         # datacenter for a datacenter system's Offline/Server/Interactive results, else edge (MLCommons' split)
         suite = ("datacenter" if "datacenter" in (r["system_type"] or "") and r["scenario"] not in _LATENCY_SCENARIOS
                  else "edge")
-        availability = _HPC_AVAILABILITY.get((r["availability"] or "").strip().lower(), "unknown")
+        availability = _STATUS_AVAILABILITY.get((r["availability"] or "").strip().lower(), "unknown")
         folder = "/".join(r["location"].split("/")[:4])
         records.append({
             "ID": f"inference-{r['round'].lstrip('v')}-{number:04d}", "Submitter": r["submitter"],
@@ -148,7 +148,7 @@ def _hpc_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         number = numbers[r["round"]] = numbers.get(r["round"], 0) + 1
         repo = GITHUB.format(repository="hpc_results", round=r["round"])
         division = r["division"] or "unknown"
-        availability = _HPC_AVAILABILITY.get((r["availability"] or "").strip().lower(), "unknown")
+        availability = _STATUS_AVAILABILITY.get((r["availability"] or "").strip().lower(), "unknown")
         folder = f"{r['submitter']}/results/{r['system']}/" + ("" if r["scale_implied"] else f"{r['scale']}/")
         weak = r["scale"] == "weak"
         records.append({
