@@ -33,13 +33,8 @@ select
     s.availability,
     s.accelerator_model_name,
     case when not mixed then map.accelerator end as accelerator,
-    case
-        when mixed then 'mixed'
-        when map.accelerator is not null then 'mapped'
-        when coalesce(s.accelerators_per_node, 0) = 0 and coalesce(s.accelerator_count, 0) = 0 then 'cpu_only'
-        when map.deliberately_unmapped then 'deliberately_unmapped'
-        else 'unmapped'
-    end as accelerator_mapping,
+    case when mixed then 'mixed' else system_accelerator_mapping(map.accelerator, map.deliberately_unmapped,
+        s.accelerators_per_node, s.accelerator_count) end as accelerator_mapping,
     s.accelerators_per_node,
     s.number_of_nodes,
     coalesce(s.accelerator_count, case when s.accelerators_per_node = 0 then 0 end) as accelerator_count,

@@ -95,13 +95,13 @@ select
     s.availability,
     s.system_type,
     r.power_submission,
-    power.power_w,
-    power.power_w / nullif(s.accelerator_count, 0) as power_per_accelerator_w,
-    case when r.performance_units <> 'Latency (ms)' then power.power_w / r.performance_result end as joules_per_unit,
-    case when power.power_w is not null then 'MLCommons'' results table (summary_results.json): audited average power'
+    r.power_w,
+    r.power_w / nullif(s.accelerator_count, 0) as power_per_accelerator_w,
+    case when r.performance_units <> 'Latency (ms)' then r.power_w / r.performance_result end as joules_per_unit,
+    case when r.power_w is not null then 'MLCommons'' results table (summary_results.json): audited average power'
     end as power_source,
     case
-        when power.power_w is not null then null
+        when r.power_w is not null then null
         when r.power_result is not null then 'MLCommons'' table states power in ' || r.power_units || ', not W'
         when r.power_submission then 'a power result, but the archive ships no MLCommons table with its power (the '
             || 'power logs themselves are not read)'
@@ -109,7 +109,8 @@ select
     end as power_null_reason,
     r.mlcommons_performance_result,
     r.summary_file
-from stg_inference_results as r
-cross join lateral (select case when r.power_units = 'Watts' then r.power_result end as power_w) as power
+from (
+    select *, case when power_units = 'Watts' then power_result end as power_w from stg_inference_results
+) as r
 left join dim_inference_system as s
     on s.round = r.round and s.division = r.division and s.submitter = r.submitter and s.system = r.system

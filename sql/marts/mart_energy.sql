@@ -1,7 +1,7 @@
 -- model: mart_energy
 -- kind: table
 -- grain: round, submitter, system, benchmark
--- depends on: fct_training_result, dim_system, mart_cost_to_train_headline, raw_build_parameters
+-- depends on: fct_training_result, dim_system, mart_cost_to_train_headline, int_build_parameters
 -- description: Energy metrics of every result with an energy to train: power, samples per joule, energy cost and its share of the cost to train.
 -- columns:
 --   round varchar
@@ -31,14 +31,6 @@
 -- One row per result with an energy to train (power submissions, v4.0 on). The measured energy is the
 -- system's (nodes and switches, AC or DC as labelled); the PUE adds the facility around it. Energy costs
 -- need an electricity price: no single public figure is representative, so there is none by default.
-with parameters as (
-    select
-        max(value) filter (where name = 'pue') as pue,
-        max(value) filter (where name = 'electricity_usd_per_kwh') as electricity_usd_per_kwh,
-        string_agg(name || ': ' || source, '; ' order by name) as assumptions
-    from raw_build_parameters
-)
-
 select
     r.round,
     r.submitter,
@@ -65,7 +57,7 @@ select
     r.energy_to_train_kwh * p.pue * p.electricity_usd_per_kwh / h.cost_to_train_usd as energy_share_of_cost,
     p.assumptions
 from fct_training_result as r
-cross join parameters as p
+cross join int_build_parameters as p
 left join dim_system as s using (round, submitter, system)
 left join mart_cost_to_train_headline as h using (round, submitter, system, benchmark)
 where r.energy_to_train_j is not null and r.score_minutes > 0

@@ -1,7 +1,7 @@
 -- model: mart_hpc_cost
 -- kind: table
 -- grain: round, submitter, system, benchmark
--- depends on: fct_hpc_result, mart_price_offer
+-- depends on: fct_hpc_result, int_accelerator_offer
 -- description: What an MLPerf HPC strong run would cost at today's cheapest bookable price of its accelerator.
 -- columns:
 --   suite varchar: always 'hpc'
@@ -23,14 +23,6 @@
 -- A renting buyer's view of a supercomputer result: the same accelerators for the same time at a cloud's
 -- current bookable price (mart_price_offer.is_bookable: the one definition of a headline price). The
 -- network, storage and CPU-only nodes of a supercomputer are not priced.
-with cheapest as (
-    select accelerator, price_per_accelerator_hour_usd, provider, region, pricing_model, sku
-    from mart_price_offer
-    where is_bookable
-    qualify row_number() over (partition by accelerator
-                               order by price_per_accelerator_hour_usd, provider, region, pricing_model, sku) = 1
-)
-
 select
     'hpc' as suite,
     r.round,
@@ -54,5 +46,5 @@ select
         else 'no current bookable price for ' || r.accelerator
     end as no_cost_reason
 from fct_hpc_result as r
-left join cheapest as p on p.accelerator = r.accelerator
+left join int_accelerator_offer as p on p.accelerator = r.accelerator and p.is_bookable
 where r.scale = 'strong' and r.score_minutes is not null

@@ -1,7 +1,7 @@
 -- model: mart_inference_cost
 -- kind: table
 -- grain: round, location
--- depends on: fct_inference_result, mart_price_offer, raw_build_parameters
+-- depends on: fct_inference_result, int_accelerator_offer, int_build_parameters
 -- description: What a million tokens, samples or queries cost on each valid Inference result's system at today's cheapest bookable price.
 -- columns:
 --   suite varchar: always 'inference'
@@ -46,23 +46,7 @@
 -- buyer's view, the headline rule of the Training cost view (mart_price_offer.is_bookable: hyperscaler or
 -- neocloud list/API prices, on demand or committed; market prices beside, never the headline). On-premise
 -- systems are priced at cloud rates for the same accelerators; host CPUs, memory and network are not priced.
-with parameters as (
-    select
-        max(value) filter (where name = 'pue') as pue,
-        max(value) filter (where name = 'electricity_usd_per_kwh') as electricity_usd_per_kwh
-    from raw_build_parameters
-),
-
-offers as (
-    select *
-    from mart_price_offer
-    qualify row_number() over (
-        partition by accelerator, is_bookable
-        order by price_per_accelerator_hour_usd, provider, region, pricing_model, sku
-    ) = 1
-),
-
-results as (
+with results as (
     select
         *,
         case performance_units when 'Tokens/s' then 'tokens' when 'Samples/s' then 'samples'
@@ -90,8 +74,8 @@ priced as (
         end as market_usd_per_million,
         m.provider as market_provider
     from results as r
-    left join offers as b on b.accelerator = r.accelerator and b.is_bookable
-    left join offers as m on m.accelerator = r.accelerator and not m.is_bookable
+    left join int_accelerator_offer as b on b.accelerator = r.accelerator and b.is_bookable
+    left join int_accelerator_offer as m on m.accelerator = r.accelerator and not m.is_bookable
 )
 
 select
@@ -148,4 +132,4 @@ select
         else 'no current bookable price for ' || accelerator
     end as no_cost_reason
 from priced
-cross join parameters
+cross join int_build_parameters as parameters
