@@ -279,7 +279,7 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, rounds: Sequence[s
     site.hpc_rounds = [h["round"] for h in hpc]
     inference = [inference_round_page(con, out_dir, r, acc_names) for r in suite_rounds(con, "fct_inference_result", rounds)]
     site.inference_rounds = [i["round"] for i in inference]
-    _write(site.index, _page("site_index.html.j2", "MLPerf Training results", 0, summaries=summaries, hpc=hpc,
+    _write(site.index, _page("site_index.html.j2", "MLPerf results", 0, summaries=summaries, hpc=hpc,
                              inference=inference))
     return site
 
