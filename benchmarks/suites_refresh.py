@@ -81,6 +81,34 @@ def main() -> int:
               and usd_per_million is not null
             qualify row_number() over (partition by accelerator order by usd_per_million) = 1
             order by usd_per_million"""))
+        # the coverage table of docs/pages/hpc.md
+        print(con.sql("""select round, count(distinct submitter) as submitters, count(distinct (submitter, system)) as systems,
+            (select count(*) from fct_hpc_run as x where x.round = r.round) as runs,
+            (select count(*) from fct_quarantine as q where q.source = 'mlperf-hpc' and q.partition = r.round)
+                as quarantined
+            from fct_hpc_result as r group by round order by round"""))
+        # why the other closed datacenter LLM results have no price (docs/pages/inference.md)
+        print(con.sql("""select no_cost_reason, count(*) as results
+            from mart_inference_cost as c join dim_inference_system as s using (round, division, submitter, system)
+            where c.division = 'closed' and c.unit = 'tokens' and s.system_type like '%datacenter%'
+              and c.usd_per_million is null group by all order by results desc"""))
+        print(con.sql("""select count(*) as results, count(usd_per_million) as priced,
+            round(median(usd_per_million), 3) as median_usd_per_mtok from mart_inference_cost
+            where model = 'llama2-70b-99' and scenario = 'Server' and division = 'closed'"""))
+        # the worked examples of README and docs/pages/hpc.md, inference.md
+        print(con.sql("""select round, system, benchmark, number_of_models, round(time_to_train_all_minutes, 3) as minutes,
+            round(models_per_minute, 3) as models_per_minute from fct_hpc_result
+            where round = 'v3.0' and scale = 'weak' and system like 'eos%' and benchmark = 'deepcam'"""))
+        print(con.sql("""select round, system, accelerator_count, round(score_minutes, 3) as minutes,
+            round(speedup, 2) as speedup, round(convergence_scaling_efficiency, 3) as efficiency from mart_hpc_strong_scaling
+            where round = 'v1.0' and submitter = 'NVIDIA' and benchmark = 'cosmoflow' order by accelerator_count"""))
+        print(con.sql("""select count(*) filter (where power_submission) as power_results, count(power_w) as with_power
+            from fct_inference_result"""))
+        print(con.sql("""select f.system_name, f.model, f.scenario, round(f.power_w) as watts,
+            round(f.performance_result) as tokens_s, round(f.joules_per_unit, 3) as joules_per_token,
+            round(c.kwh_per_million, 3) as kwh_per_mtok, round(c.facility_kwh_per_million, 3) as facility_kwh_per_mtok
+            from fct_inference_result as f join mart_inference_cost as c using (round, location)
+            where f.model = 'llama2-70b-99' and f.scenario = 'Offline' and f.power_w is not null"""))
         con.close()
     return code
 
