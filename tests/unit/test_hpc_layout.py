@@ -56,3 +56,17 @@ def test_a_build_names_hpc_rounds_apart_from_training_rounds():
     assert _round_of_file("quarantine", Path("quarantine/hpc-v3.0.parquet")) == "hpc:v3.0"
     assert _round_of_file("quarantine", Path("quarantine/mlperf-v3.0.parquet")) == "v3.0"
     assert _round_of_file("quarantine", Path("quarantine/prices-aws-2026-01-01.parquet")) is None
+
+
+def test_an_hpc_archive_without_result_logs_names_the_hpc_layouts(tmp_path):
+    from pipelines.lib.mlperf.hpc import parse_hpc_round
+    from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundRules
+    from support.logs import make_archive, system_json
+
+    archive = tmp_path / "hpc_results_v1.0-main.tar.gz"
+    archive.write_bytes(make_archive({"Acme/systems/box.json": system_json(), "README.md": b"# results\n"},
+                                     top="hpc_results_v1.0-main"))
+    with pytest.raises(NoResultLogs) as refused:
+        parse_hpc_round(archive, "v1.0", RoundRules(None, None), workers=1)
+    assert "<submitter>/results/<system>/{strong,weak}/<benchmark>/result_*.txt" in str(refused.value)
+    assert "vX.Y.Z/" not in str(refused.value)  # Training's v0.5 layout is not an HPC one

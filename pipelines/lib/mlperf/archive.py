@@ -50,13 +50,6 @@ class Member:
 # sometimes with one more folder between the entry and `results` (Google: `cloud_v2.8/ssd-tpuv2-8/`).
 ROUND_FOLDER = re.compile(r"^v\d+\.\d+(\.\d+)?$")
 
-# The layouts a round's result logs are looked for in (named in errors when a round has none).
-RESULT_LAYOUTS = (
-    "<submitter>/results/<system>/<benchmark>/result_*.txt",
-    "vX.Y.Z/<submitter>/<entry>/[<folder>/]results/<system>/<benchmark>/result_*.txt",
-)
-
-
 def results_folder_index(parts: tuple[str, ...] | list[str]) -> int | None:
     """Where the `results` folder is in a member path: 1 in `<submitter>/results/...`; 3 or 4 in
     the v0.5 layout `vX.Y.Z/<submitter>/<entry>/[<folder>/]results/...` (2 if an entry has no folder

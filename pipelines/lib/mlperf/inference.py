@@ -191,8 +191,7 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
                        listed.get("Power_Units"), str) else None)
     if not tables.runs:
         raise NoResultLogs(f"{round_version}: the archive {archive.name} holds no LoadGen summaries "
-                           f"(<division>/<org>/results/<system>/<model>/<scenario>/performance/run_1/{SUMMARY_FILE}); "
-                           "nothing was loaded")
+                           f"(looked for {' and '.join(INFERENCE.result_layouts)}); nothing was loaded")
     return tables
 
 

@@ -24,7 +24,6 @@ from pipelines.lib.io.limits import limit
 from pipelines.lib.io.numbers import number_or_none
 from pipelines.lib.mlperf import compliance, power, rule_language
 from pipelines.lib.mlperf.archive import (
-    RESULT_LAYOUTS,
     ROUND_FOLDER,
     iter_members,
     results_folder_index,
@@ -578,7 +577,7 @@ def check_round_declared(archive: Path, round_version: str, tables: RoundTables,
     if not tables.runs:
         raise NoResultLogs(
             f"{round_version}: the archive {archive.name} holds no result logs in any known layout "
-            f"(looked for {' and '.join(RESULT_LAYOUTS)}); nothing was loaded"
+            f"(looked for {' and '.join(suite.result_layouts)}); nothing was loaded"
         )
     problems = []
     top = top_folder(archive) or ""

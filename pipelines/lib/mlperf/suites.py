@@ -39,6 +39,11 @@ class Suite:
     archive_limit: str = "max_archive_bytes"
     archive_total_limit: str = "max_archive_total_bytes"
     scaling_table: str | None = "scaling"  # the staged scaling.json factors (None: the suite has none)
+    # where a round's results are looked for below the archive's top folder (named when a round has none)
+    result_layouts: tuple[str, ...] = (
+        "<submitter>/results/<system>/<benchmark>/result_*.txt",
+        "vX.Y.Z/<submitter>/<entry>/[<folder>/]results/<system>/<benchmark>/result_*.txt",  # v0.5
+    )
 
     def staged(self, table: str) -> str:
         return f"{self.staged_prefix}{table}"
@@ -69,6 +74,8 @@ HPC = Suite(
     quarantine_prefix="hpc-",
     exclusion_prefix="hpc:",
     label="HPC",
+    result_layouts=("<submitter>/results/<system>/{strong,weak}/<benchmark>/result_*.txt",
+                    "<submitter>/results/<system>/<benchmark>/result_*.txt"),  # v0.7: strong only, no level
 )
 INFERENCE = Suite(
     name="inference",
@@ -83,6 +90,8 @@ INFERENCE = Suite(
     runs_table="results",
     scaling_table=None,
     label="Inference",
+    result_layouts=("<division>/<submitter>/results/<system>/<model>/<scenario>/performance/run_1/"
+                    "mlperf_log_summary.txt",),
     # every detail log and the submitters' code: gigabytes, of which only summaries and systems files are read
     archive_limit="max_inference_archive_bytes",
     archive_total_limit="max_inference_archive_total_bytes",
