@@ -1,4 +1,4 @@
--- macros: round_order, system_accelerator_mapping
+-- macros: round_order, system_accelerator_mapping, in_olympic_mean
 -- description: SQL functions every model may call; created in each build before the models run.
 -- round_order('v4.1') = 4001: MLPerf rounds compared as version numbers ('v10.0' after 'v9.1').
 create or replace macro round_order(r) as
@@ -12,3 +12,13 @@ create or replace macro system_accelerator_mapping(accelerator, deliberately_unm
         when deliberately_unmapped then 'deliberately_unmapped'
         else 'unmapped'
     end;
+-- in_olympic_mean(...): whether a run counts in its result's olympic mean, the MLCommons scoring rule for Training
+-- and HPC time-to-train results: of the runs that pass the rules, the `max_dropped` fastest and slowest are
+-- dropped, fewer slow ones as runs fail (a failed run counts as one dropped); more failures than
+-- `max_dropped` and the result has no score. `speed_rank` ranks the run among its result's runs of the same
+-- verdict, fastest first (ties by file name); `same_verdict_runs` counts them.
+create or replace macro in_olympic_mean(scored, runs_dropped, max_dropped, speed_rank, same_verdict_runs) as
+    scored
+        and runs_dropped <= max_dropped
+        and speed_rank > max_dropped
+        and speed_rank <= same_verdict_runs - (max_dropped - runs_dropped);

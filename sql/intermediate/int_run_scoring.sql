@@ -53,8 +53,5 @@ select
     scored,
     max_dropped,
     runs_dropped,
-    scored
-        and runs_dropped <= max_dropped
-        and speed_rank > max_dropped
-        and speed_rank <= same_verdict_runs - (max_dropped - runs_dropped) as in_olympic_mean
+    in_olympic_mean(scored, runs_dropped, max_dropped, speed_rank, same_verdict_runs) as in_olympic_mean
 from ranked

@@ -1,7 +1,7 @@
 -- model: mart_cost_to_train_headline
 -- kind: table
 -- grain: round, submitter, system, benchmark
--- depends on: fct_training_result, dim_system, mart_cost_to_train
+-- depends on: fct_training_result, dim_system, mart_cost_to_train, int_accelerator_offer
 -- description: One row per scored result: its cheapest bookable cost to train, and the cheapest market price beside it.
 -- columns:
 --   round varchar
@@ -40,25 +40,20 @@
 -- Everything else is a *market* price: marketplaces (auctions, resale) and spot capacity anywhere,
 -- whose prices are snapshots nobody can book. So `min(cost_to_train_usd)` here is a price anyone
 -- can book; the market figure sits beside it.
-with bookable as (
-    select *
-    from mart_cost_to_train
-    where is_bookable
-    qualify row_number() over (
-        partition by round, submitter, system, benchmark
-        order by cost_to_train_usd, provider, region, pricing_model, sku
-    ) = 1
+with cheapest as (
+    -- each result's cost at its accelerator's cheapest bookable and cheapest market offer: the offers
+    -- int_accelerator_offer picks (the one home of "the cheapest"; a result's cost is its price × its
+    -- accelerator-hours, so the cheapest price is its cheapest cost)
+    select c.*
+    from mart_cost_to_train as c
+    join int_accelerator_offer as o
+        on o.accelerator = c.accelerator and o.is_bookable = c.is_bookable and o.provider = c.provider
+        and o.sku = c.sku and o.region is not distinct from c.region and o.pricing_model = c.pricing_model
 ),
 
-market as (
-    select *
-    from mart_cost_to_train
-    where not is_bookable
-    qualify row_number() over (
-        partition by round, submitter, system, benchmark
-        order by cost_to_train_usd, provider, region, pricing_model, sku
-    ) = 1
-)
+bookable as (select * from cheapest where is_bookable),
+
+market as (select * from cheapest where not is_bookable)
 
 select
     r.round,

@@ -8,7 +8,7 @@ from pipelines.lib.reference.seeds import load_seeds
 from pipelines.lib.warehouse.models import create_macros, grain_test_sql, load_models, load_tests, model_order
 
 MY_MODELS = ("dim_benchmark_dataset", "dim_benchmark", "int_submitter_cloud", "mart_scaling_efficiency", "mart_price_offer",
-             "mart_cost_to_train", "mart_cost_to_train_headline", "mart_utilization")
+             "int_accelerator_offer", "mart_cost_to_train", "mart_cost_to_train_headline", "mart_utilization")
 TOKENS = 1.2e9  # gpt3 converges in ~1.2e9 tokens (its RCP unit)
 SEQUENCES = TOKENS / 2048  # ... which is samples_to_converge: 2,048-token sequences
 
