@@ -8,8 +8,8 @@ measurable) into scratch warehouses:
      (the whole machine's busy time between the step lines the refresh prints: run it on an idle
      machine), then the outputs (Parquet export and report), timed apart; and the official scorer on a
      scratch extraction of the same archive (it rewrites scaling.json files, so never on real data);
-  2. all shared rounds with the price lists cold into one empty warehouse;
-  3. all shared rounds again with nothing changed upstream (the pre-flight answers, no Dagster run);
+  2. every shared Training and HPC round with the price lists cold into one empty warehouse;
+  3. the same again with nothing changed upstream (the pre-flight answers, no Dagster run);
   4. the same with --full (every job runs on the instance; nothing is downloaded, parsed or rebuilt);
   5. the results site of every round (`mlperf-warehouse site`).
 Usage: python benchmarks/refresh_benchmark.py [--round v4.1] [--skip-official]
@@ -98,6 +98,19 @@ def refresh(rounds: list[str], url: str, warehouse: Path, *extra: str,
     return seconds, peak, float(found.group(2)) if found else 0.0
 
 
+def refresh_all(training: list[str], hpc: list[str], url: str, warehouse: Path, prices_url: str,
+                *extra: str) -> tuple[float, int, float]:
+    """`refresh` of every shared Training and HPC round (the configured rounds of both suites), with prices."""
+    env = _env(warehouse, prices_url) | {
+        "MLPERF_SUITES": "training,hpc", "MLPERF_ROUNDS": ",".join(training), "MLPERF_HPC_ROUNDS": ",".join(hpc),
+        "MLPERF_RESULTS_URL_TEMPLATE": f"{url}/training_results_{{version}}-main.tar.gz",
+        "MLPERF_HPC_RESULTS_URL_TEMPLATE": f"{url}/hpc/hpc_results_{{version}}-main.tar.gz",
+        "MLPERF_RULES_URL_TEMPLATE": f"{url}/logging/logging-{{ref}}.tar.gz"}
+    seconds, peak, out = run([str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh", *extra], env)
+    found = _OUTPUTS.search(out)
+    return seconds, peak, float(found.group(2)) if found else 0.0
+
+
 def refresh_steps(rounds: list[str], url: str, warehouse: Path) -> list[tuple[str, float, float]]:
     """A refresh whose progress lines are read as they come: (step, wall s, machine CPU s) per step, the
     start-up before the first step line included as 'start-up'."""
@@ -130,7 +143,8 @@ def main() -> None:
     parser.add_argument("--skip-official", action="store_true")
     args = parser.parse_args()
     rounds = sorted(p.name.split("_")[2].split("-")[0] for p in SHARED.glob("training_results_v*.tar.gz"))
-    print(f"machine: {os.cpu_count()} cores; rounds: {', '.join(rounds)}")
+    hpc_rounds = sorted(p.name.split("_")[2].split("-")[0] for p in (SHARED / "hpc").glob("hpc_results_v*.tar.gz"))
+    print(f"machine: {os.cpu_count()} cores; Training rounds: {', '.join(rounds)}; HPC rounds: {', '.join(hpc_rounds)}")
     peaks = []
     with LoopbackServer(SHARED) as server, LoopbackServer() as prices, tempfile.TemporaryDirectory() as tmp:
         serve_fixtures(prices)
@@ -151,20 +165,20 @@ def main() -> None:
                 official = official_scorer(round_version, scratch)
                 print(f"official scorer {round_version}: {official:.1f} s; speed-up to publish "
                       f"{official / published:.1f}x (whole command {official / whole:.1f}x)")
-        cold, cold_mb, cold_outputs = refresh(rounds, server.url, tmp / "all", prices_url=prices.url)
+        every = f"{len(rounds)} Training and {len(hpc_rounds)} HPC rounds"
+        cold, cold_mb, cold_outputs = refresh_all(rounds, hpc_rounds, server.url, tmp / "all", prices.url)
         peaks.append(cold_mb)
-        print(f"refresh all {len(rounds)} rounds with the price lists, cold: published after {cold - cold_outputs:.1f} s; "
+        print(f"refresh of all {every} with the price lists, cold: published after {cold - cold_outputs:.1f} s; "
               f"then outputs {cold_outputs:.1f} s; whole command {cold:.1f} s; peak RSS {cold_mb} MB")
-        warm, warm_mb, _ = refresh(rounds, server.url, tmp / "all", prices_url=prices.url)
-        print(f"refresh all {len(rounds)} rounds with prices, nothing changed upstream: {warm:.2f} s, "
-              f"peak RSS {warm_mb} MB")
-        full, full_mb, _ = refresh(rounds, server.url, tmp / "all", "--full", prices_url=prices.url)
+        warm, warm_mb, _ = refresh_all(rounds, hpc_rounds, server.url, tmp / "all", prices.url)
+        print(f"the same, nothing changed upstream: {warm:.2f} s, peak RSS {warm_mb} MB")
+        full, full_mb, _ = refresh_all(rounds, hpc_rounds, server.url, tmp / "all", prices.url, "--full")
         peaks.append(full_mb)
         print(f"the same with --full (every job runs, nothing re-parsed or rebuilt): {full:.1f} s, peak RSS {full_mb} MB")
         site_seconds, site_mb = site(tmp / "all", tmp / "site")
         peaks.append(site_mb)
         pages = sum(1 for _ in (tmp / "site").rglob("*.html"))
-        print(f"results site of all {len(rounds)} rounds: {site_seconds:.1f} s, {pages} pages, peak RSS {site_mb} MB")
+        print(f"results site of all {every}: {site_seconds:.1f} s, {pages} pages, peak RSS {site_mb} MB")
     print(f"peak memory over all runs: {max(peaks)} MB")
 
 

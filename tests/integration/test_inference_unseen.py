@@ -27,7 +27,7 @@ def _copy(source, target) -> dict[str, int]:
     """The round renamed, and the system's llama2-70b-99 results copied into open/ as model `llama9-1t`
     (its Server folder spelled `server`) on a system with an unknown accelerator. Returns what was added."""
     added = {"results": 0, "systems": 0}
-    with tarfile.open(source) as src, tarfile.open(target, "w:gz") as out:
+    with tarfile.open(source) as src, tarfile.open(target, "w:gz", compresslevel=1) as out:
         for info in src:
             top, _, rest = info.name.partition("/")
             data = src.extractfile(info).read() if info.isfile() else None

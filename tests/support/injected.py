@@ -8,6 +8,7 @@ import io
 import json
 import re
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,9 +33,11 @@ def _renamed_log(data: bytes, benchmarks: dict[str, str]) -> bytes:
 
 
 def inject(source: Path, target: Path, *, round_name: str | None = None, copies: tuple[SystemCopy, ...] = (),
-           drop_original: tuple[str, ...] = (), repository: str = "training_results") -> Path:
+           drop_original: tuple[str, ...] = (), repository: str = "training_results",
+           edit: Callable[[str, bytes], bytes] = lambda _path, data: data) -> Path:
     """Write `target` (.tar.gz): `source` with its top folder renamed for `round_name` (if given), plus each
-    copy. `drop_original` removes members whose path below the top folder starts with one of these."""
+    copy. `drop_original` removes members whose path below the top folder starts with one of these; `edit`
+    gets each file's path below the top folder and content, and returns the content written."""
     with tarfile.open(source, "r:gz") as src, tarfile.open(target, "w:gz", compresslevel=1) as out:
         for info in src:
             top, _, rest = info.name.partition("/")
@@ -42,13 +45,13 @@ def inject(source: Path, target: Path, *, round_name: str | None = None, copies:
             if any(rest.startswith(prefix) for prefix in drop_original):
                 continue
             data = src.extractfile(info).read() if info.isfile() else None
-            add_member(out, info, f"{new_top}/{rest}" if rest else new_top, data)
+            add_member(out, info, f"{new_top}/{rest}" if rest else new_top, None if data is None else edit(rest, data))
             if data is None:
                 continue
             for copy in copies:
                 added = _copied(copy, rest, data)
                 if added is not None:
-                    add_member(out, info, f"{new_top}/{added[0]}", added[1])
+                    add_member(out, info, f"{new_top}/{added[0]}", edit(*added))
     return target
 
 

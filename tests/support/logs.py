@@ -61,7 +61,7 @@ def system_json(**overrides) -> bytes:
 def make_archive(members: dict[str, bytes], top: str = "training_results-main", *, extra: list[tarfile.TarInfo] = ()) -> bytes:
     """A .tar.gz with `members` (paths relative to the top folder) plus raw TarInfo entries (links...)."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:  # fast: tests write many
         for path, data in members.items():
             info = tarfile.TarInfo(f"{top}/{path}")
             info.size = len(data)
