@@ -70,13 +70,11 @@ def _refresh_on(
     price_sources=None,
     trusted_rules_refs: tuple[str, ...] = (),
 ) -> RefreshSummary:
-    from pipelines.defs.hpc.partitions import mlperf_hpc_rounds
-    from pipelines.defs.inference.partitions import mlperf_inference_rounds
-    from pipelines.defs.mlperf.partitions import mlperf_rounds
+    from pipelines.defs.operations.jobs import SUITE_ROUNDS
     from pipelines.defs.warehouse.models import warehouse_models
 
-    for partitions, wanted in ((mlperf_rounds, rounds), (mlperf_hpc_rounds, hpc_rounds),
-                               (mlperf_inference_rounds, inference_rounds)):
+    for suite, wanted in ((TRAINING, rounds), (HPC, hpc_rounds), (INFERENCE, inference_rounds)):
+        partitions = SUITE_ROUNDS[suite.name].partitions
         instance.add_dynamic_partitions(
             partitions.name, [r for r in wanted if not instance.has_dynamic_partition(partitions.name, r)])
     resources = job_resources(settings, url_template=url_template, rules_template=rules_template, accept_shrink=accept_shrink,
@@ -89,7 +87,7 @@ def _refresh_on(
         label = suite.round_label(round_version)
         progress(f"[{index}/{len(steps)}] {label}: fetching and parsing ...")
         started = time.perf_counter()
-        result = run_job(SUITE_ROUND_JOBS[suite.name], instance, resources, partition_key=round_version,
+        result = run_job(SUITE_ROUNDS[suite.name].job.name, instance, resources, partition_key=round_version,
                          debug=settings.debug)
         seconds = time.perf_counter() - started
         unreachable = False
@@ -144,26 +142,20 @@ def _refresh_on(
     return summary
 
 
-# The job that fetches and stages one round of a suite, and the names of its three assets.
-SUITE_ROUND_JOBS = {TRAINING.name: "mlperf_round_job", HPC.name: "hpc_round_job", INFERENCE.name: "inference_round_job"}
-_ROUND_ASSET_NAMES = {TRAINING.name: ("mlperf_results_archive", "mlperf_round_tables", "mlperf_rules_archive"),
-                      HPC.name: ("hpc_results_archive", "hpc_round_tables", "hpc_rules_archive"),
-                      INFERENCE.name: ("inference_results_archive", "inference_round_tables", None)}
-
-
 def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> str:
     """What happened to a round, from the metadata its assets recorded (a successful round run
     materializes all three)."""
     from pipelines.defs.metadata import ArchiveFetched, RoundStaged, RulesFetched
+    from pipelines.defs.operations.jobs import SUITE_ROUNDS
 
-    archive, tables, rules_archive = _ROUND_ASSET_NAMES[suite.name]
-    fetched = ArchiveFetched.from_metadata(metadata[archive])
-    staged = RoundStaged.from_metadata(metadata[tables])
-    if rules_archive is None:  # LoadGen judged each run: no rules archive
+    assets = SUITE_ROUNDS[suite.name]
+    fetched = ArchiveFetched.from_metadata(metadata[assets.results_archive])
+    staged = RoundStaged.from_metadata(metadata[assets.round_tables])
+    if assets.rules_archive is None:  # LoadGen judged each run: no rules archive
         return (f"{'downloaded' if fetched.changed else 'unchanged upstream'}; "
                 f"{'re-parsed' if not staged.skipped else 'not re-parsed'}; "
                 f"results {staged.runs}, systems {staged.systems}, quarantined {staged.quarantined}")
-    rules = RulesFetched.from_metadata(metadata[rules_archive])
+    rules = RulesFetched.from_metadata(metadata[assets.rules_archive])
     return (
         f"{'downloaded' if fetched.changed else 'unchanged upstream'}; "
         f"{'re-parsed' if not staged.skipped else 'not re-parsed'}; "

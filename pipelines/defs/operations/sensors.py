@@ -6,22 +6,7 @@ import time
 
 import dagster as dg
 
-from pipelines.defs.hpc.partitions import mlperf_hpc_rounds
-from pipelines.defs.inference.partitions import mlperf_inference_rounds
-from pipelines.defs.mlperf.partitions import mlperf_rounds
-from pipelines.defs.operations.jobs import (
-    hpc_round_job,
-    inference_round_job,
-    mlperf_round_job,
-    outputs_job,
-    prices_job,
-    site_job,
-    warehouse_job,
-)
-
-# Each suite's round partitions and the job that fetches and stages one.
-SUITE_JOBS = {"training": (mlperf_rounds, mlperf_round_job), "hpc": (mlperf_hpc_rounds, hpc_round_job),
-              "inference": (mlperf_inference_rounds, inference_round_job)}
+from pipelines.defs.operations.jobs import ROUND_JOBS, SUITE_ROUNDS, outputs_job, prices_job, site_job, warehouse_job
 
 
 def _add_and_fetch(rounds_by_suite: dict[str, list[str]], why: str, cursor: str | None = None) -> dg.SensorResult:
@@ -30,9 +15,10 @@ def _add_and_fetch(rounds_by_suite: dict[str, list[str]], why: str, cursor: str 
     for suite, rounds in rounds_by_suite.items():
         if not rounds:
             continue
-        partitions_def, job = SUITE_JOBS[suite]
-        requests += [dg.RunRequest(run_key=f"{why}-{suite}-{r}", partition_key=r, job_name=job.name) for r in rounds]
-        partitions.append(partitions_def.build_add_request(rounds))
+        pieces = SUITE_ROUNDS[suite]
+        requests += [dg.RunRequest(run_key=f"{why}-{suite}-{r}", partition_key=r, job_name=pieces.job.name)
+                     for r in rounds]
+        partitions.append(pieces.partitions.build_add_request(rounds))
     return dg.SensorResult(run_requests=requests, dynamic_partitions_requests=partitions, cursor=cursor)
 
 
@@ -40,13 +26,13 @@ def _new_rounds(context, rounds_by_suite: dict[str, list[str]]) -> dict[str, lis
     """Of each suite's rounds, those that are not partitions yet."""
     new = {}
     for suite, rounds in rounds_by_suite.items():
-        known = set(context.instance.get_dynamic_partitions(SUITE_JOBS[suite][0].name))
+        known = set(context.instance.get_dynamic_partitions(SUITE_ROUNDS[suite].partitions.name))
         new[suite] = [r for r in rounds if r not in known]
     return new
 
 
 @dg.sensor(
-    jobs=[mlperf_round_job, hpc_round_job, inference_round_job],
+    jobs=ROUND_JOBS,
     minimum_interval_seconds=3600,
     description="Lists the mlcommons GitHub repositories (MLPERF_GITHUB_API_URL, optional MLPERF_GITHUB_TOKEN); "
     "a new training_results_vX.Y (hpc_results_vX.Y, inference_results_vX.Y) repository of a suite in "
@@ -80,7 +66,7 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
 
 
 @dg.sensor(
-    jobs=[mlperf_round_job, hpc_round_job, inference_round_job],
+    jobs=ROUND_JOBS,
     minimum_interval_seconds=300,
     description="Rounds listed in MLPERF_ROUNDS (default v0.5 … v5.1) and MLPERF_HPC_ROUNDS (v0.7 … v3.0), of the "
     "suites in MLPERF_SUITES, that are not partitions yet become partitions and are fetched: adding a round is "
@@ -100,7 +86,7 @@ def configured_rounds(context: dg.SensorEvaluationContext):
 
 @dg.run_status_sensor(
     run_status=dg.DagsterRunStatus.SUCCESS,
-    monitored_jobs=[mlperf_round_job, hpc_round_job, inference_round_job, prices_job],
+    monitored_jobs=[*ROUND_JOBS, prices_job],
     request_job=warehouse_job,
     description="After a round or daily price run succeeds, build and publish the warehouse (the build "
     "itself is skipped when no staged file changed).",
