@@ -1,4 +1,21 @@
+from collections import Counter
+
 import pytest
+
+
+def pytest_collection_modifyitems(config, items):
+    """The order test modules run in. README's test command (`-n auto --dist loadfile --no-loadscope-reorder`)
+    hands whole modules to the xdist workers in this order: the largest module that reads the shared build of
+    every shared round (marker `shared_build`) first, so its worker starts that build at once; the other
+    modules that read it last, when it is long built, so no worker waits for it; the rest in between, largest
+    first (pytest-xdist's own order)."""
+    module = {item: item.nodeid.split("::")[0] for item in items}
+    size = Counter(module.values())
+    needs_build = {module[item] for item in items if item.get_closest_marker("shared_build")}
+    first = max(needs_build, key=lambda m: (size[m], m), default=None)
+    items.sort(key=lambda item: (0 if module[item] == first else 2 if module[item] in needs_build else 1,
+                                 -size[module[item]], module[item]))
+
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from pipelines.lib.report.site import build_site, github_links, slug
 from support.marts import build_fixture
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.shared_build]  # three tests read the shared build
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",

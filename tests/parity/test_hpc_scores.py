@@ -13,7 +13,7 @@ import pytest
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 from support.shared_build import shared_build, shared_hpc_rounds
 
-pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
+pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared, pytest.mark.shared_build]
 OFFICIAL_HPC = SHARED_MLPERF / "official" / "hpc"
 HPC_ROUNDS = shared_hpc_rounds()
 

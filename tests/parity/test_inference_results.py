@@ -11,7 +11,7 @@ import pytest
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 from support.shared_build import shared_build, shared_inference_rounds
 
-pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
+pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared, pytest.mark.shared_build]
 ROUNDS = shared_inference_rounds()
 
 

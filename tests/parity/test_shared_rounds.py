@@ -14,7 +14,7 @@ from support.paths import SHARED_MLPERF, needs_shared_mlperf
 from support.price_site import SHARED_PRICES
 from support.shared_build import copy_of, shared_build, shared_rounds
 
-pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
+pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared, pytest.mark.shared_build]
 ROUNDS = shared_rounds()
 # What each round's own scorer printed → score_minutes; what today's package prints → score_minutes_current_rules.
 REFERENCES = {"official_era": "score_minutes", "official": "score_minutes_current_rules"}
