@@ -9,6 +9,7 @@ tables only, and `check_record` holds every record to the list (a test does, on 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import duckdb
@@ -102,104 +103,99 @@ _LATENCY_SCENARIOS = ("SingleStream", "MultiStream")
 
 
 def _inference_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    try:
-        cursor = con.execute(_INFERENCE_SQL)
-    except duckdb.CatalogException:  # a warehouse published before Inference was loaded
-        return []
-    names = [d[0] for d in cursor.description]
-    records, numbers = [], {}
-    for values in cursor.fetchall():
-        r = dict(zip(names, values, strict=True))
-        number = numbers[r["round"]] = numbers.get(r["round"], 0) + 1
+    records = []
+    for r in _rows(con, _INFERENCE_SQL, optional=True):  # absent: published before Inference was loaded
         repo = GITHUB.format(repository="inference_results", round=r["round"])
         # datacenter for a datacenter system's Offline/Server/Interactive results, else edge (MLCommons' split)
         suite = ("datacenter" if "datacenter" in (r["system_type"] or "") and r["scenario"] not in _LATENCY_SCENARIOS
                  else "edge")
-        availability = _STATUS_AVAILABILITY.get((r["availability"] or "").strip().lower(), "unknown")
         folder = "/".join(r["location"].split("/")[:4])
-        records.append({
-            "ID": f"inference-{r['round'].lstrip('v')}-{number:04d}", "Submitter": r["submitter"],
-            "Availability": availability, "Category": r["division"], "Suite": suite, "System": r["system_name"],
-            "Platform": r["system"], "UsedModel": r["location"].split("/")[4], "Model": r["model"],
-            "Scenario": r["scenario"], "Accuracy": "", "Nodes": int(r["number_of_nodes"] or 0),
-            "Processor": r["host_processor_model_name"] or "",
-            "host_processors_per_node": int(r["host_processors_per_node"] or 0),
-            "Accelerator": r["accelerator_model_name"] or "", "a#": int(r["accelerators_per_node"] or 0),
+        records.append(_record(r, f"inference-{r['round'].lstrip('v')}", _status_availability(r), {
+            "Category": r["division"], "Suite": suite, "System": r["system_name"], "Platform": r["system"],
+            "UsedModel": r["location"].split("/")[4], "Model": r["model"], "Scenario": r["scenario"],
             "Location": r["location"], "Software": r["software"] or "",
-            "Notes": (r["power_null_reason"] or "") if r["power_submission"] else "", "version": r["round"],
+            "Notes": (r["power_null_reason"] or "") if r["power_submission"] else "",
             "has_power": r["power_w"] is not None,
             "Details": f"{repo}/tree/main/{folder}", "Code": f"{repo}/tree/main/{r['division']}/{r['submitter']}/code",
             "Unique ID (e.g. for Audit)": f"{suite}/{r['division']}/{r['submitter']}/{r['system']}",
-            "ColorKey": f"{availability}{r['submitter']}",
             "Performance_Result": float(r["performance_result"]), "Performance_Units": r["mlcommons_units"],
-        } | ({"Power_Result": float(r["power_w"]), "Power_Units": "Watts"} if r["power_w"] is not None else {}))
+        } | ({"Power_Result": float(r["power_w"]), "Power_Units": "Watts"} if r["power_w"] is not None else {})))
     return records
 
 
 def _hpc_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    try:
-        cursor = con.execute(_HPC_SQL)
-    except duckdb.CatalogException:  # a warehouse published before HPC was loaded
-        return []
-    names = [d[0] for d in cursor.description]
-    records, numbers = [], {}
-    for values in cursor.fetchall():
-        r = dict(zip(names, values, strict=True))
-        number = numbers[r["round"]] = numbers.get(r["round"], 0) + 1
+    records = []
+    for r in _rows(con, _HPC_SQL, optional=True):  # absent: published before HPC was loaded
         repo = GITHUB.format(repository="hpc_results", round=r["round"])
         division = r["division"] or "unknown"
-        availability = _STATUS_AVAILABILITY.get((r["availability"] or "").strip().lower(), "unknown")
         folder = f"{r['submitter']}/results/{r['system']}/" + ("" if r["scale_implied"] else f"{r['scale']}/")
         weak = r["scale"] == "weak"
-        records.append({
-            "ID": f"hpc-{r['round'].lstrip('v')}-{number:04d}", "Submitter": r["submitter"],
-            "Availability": availability, "Category": division, "Suite": "hpc", "System": r["system_name"] or r["system"],
-            "Platform": r["system"], "UsedModel": r["benchmark"], "Model": r["benchmark"], "Scenario": r["scale"],
-            "Accuracy": "", "Nodes": int(r["number_of_nodes"] or 0), "Processor": r["host_processor_model_name"] or "",
-            "host_processors_per_node": int(r["host_processors_per_node"] or 0),
-            "Accelerator": r["accelerator_model_name"] or "", "a#": int(r["accelerators_per_node"] or 0),
+        records.append(_record(r, f"hpc-{r['round'].lstrip('v')}", _status_availability(r), {
+            "Category": division, "Suite": "hpc", "System": r["system_name"] or r["system"], "Platform": r["system"],
+            "UsedModel": r["benchmark"], "Model": r["benchmark"], "Scenario": r["scale"],
             "Location": folder + r["benchmark"], "Software": r["framework"] or "",
-            "Notes": r["energy_null_reason"] or "", "version": r["round"], "has_power": False,
+            "Notes": r["energy_null_reason"] or "", "has_power": False,
             "Details": f"{repo}/blob/main/{r['submitter']}/systems/{r['system']}.json",
             "Code": f"{repo}/tree/main/{folder}{r['benchmark']}",
             "Unique ID (e.g. for Audit)": f"hpc/{division}/{r['submitter']}/{r['system']}/{r['scale']}/{r['benchmark']}",
-            "ColorKey": f"{availability}{r['submitter']}",
             "Performance_Result": float(r["models_per_minute"] if weak else r["score_minutes"]),
             "Performance_Units": "models/min" if weak else "minutes",
-        })
+        }))
     return records
 
 
 def _training_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    cursor = con.execute(_SQL)
-    names = [d[0] for d in cursor.description]
-    records, numbers = [], {}
-    for values in cursor.fetchall():
-        r = dict(zip(names, values, strict=True))
-        number = numbers[r["round"]] = numbers.get(r["round"], 0) + 1
+    records = []
+    for r in _rows(con, _SQL):
         repo = GITHUB.format(repository="training_results", round=r["round"])
         division = r["division"] or "unknown"
-        availability = _AVAILABILITY.get(r["availability_category"] or "", "unknown")
-        record = {
-            "ID": f"{r['round'].lstrip('v')}-{number:04d}", "Submitter": r["submitter"], "Availability": availability,
+        records.append(_record(r, r["round"].lstrip("v"), _AVAILABILITY.get(r["availability_category"] or "", "unknown"), {
             "Category": division, "Suite": "training", "System": r["system_name"] or r["system"],
             "Platform": r["system"], "UsedModel": r["benchmark"], "Model": r["benchmark"], "Scenario": "",
-            "Accuracy": "", "Nodes": int(r["number_of_nodes"] or 0), "Processor": r["host_processor_model_name"] or "",
-            "host_processors_per_node": int(r["host_processors_per_node"] or 0),
-            "Accelerator": r["accelerator_model_name"] or "", "a#": int(r["accelerators_per_node"] or 0),
             "Location": f"{r['submitter']}/results/{r['system']}/{r['benchmark']}", "Software": r["framework"] or "",
-            "Notes": r["energy_null_reason"] or "", "version": r["round"],
-            "has_power": r["energy_to_train_j"] is not None,
+            "Notes": r["energy_null_reason"] or "", "has_power": r["energy_to_train_j"] is not None,
             "Details": f"{repo}/blob/main/{r['submitter']}/systems/{r['system']}.json",
             "Code": f"{repo}/tree/main/{r['submitter']}/results/{r['system']}/{r['benchmark']}",
             "Unique ID (e.g. for Audit)": f"training/{division}/{r['submitter']}/{r['system']}/{r['benchmark']}",
-            "ColorKey": f"{availability}{r['submitter']}",
             "Performance_Result": float(r["score_minutes"]), "Performance_Units": "minutes",
-        }
-        if r["energy_to_train_j"] is not None:
-            record |= {"Power_Result": float(r["energy_to_train_j"]), "Power_Units": "Joules"}
-        records.append(record)
+        } | ({"Power_Result": float(r["energy_to_train_j"]), "Power_Units": "Joules"}
+             if r["energy_to_train_j"] is not None else {})))
     return records
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str, optional: bool = False) -> Iterator[dict[str, Any]]:
+    """The rows of `sql` as dicts, each with `number`, its place in its round (1, 2, ...). `optional`: none
+    when a table the query reads does not exist (a suite that was never loaded)."""
+    try:
+        cursor = con.execute(sql)
+    except duckdb.CatalogException:
+        if not optional:
+            raise
+        return
+    names, numbers = [d[0] for d in cursor.description], {}
+    for values in cursor.fetchall():
+        row = dict(zip(names, values, strict=True))
+        row["number"] = numbers[row["round"]] = numbers.get(row["round"], 0) + 1
+        yield row
+
+
+def _status_availability(row: dict[str, Any]) -> str:
+    return _STATUS_AVAILABILITY.get((row["availability"] or "").strip().lower(), "unknown")
+
+
+def _record(row: dict[str, Any], id_prefix: str, availability: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """A record: the suite's `fields` with what every suite takes alike from the systems file (submitter,
+    availability, nodes, processors, accelerators), in SUMMARY_FIELDS' order."""
+    common = {
+        "ID": f"{id_prefix}-{row['number']:04d}", "Submitter": row["submitter"], "Availability": availability,
+        "Accuracy": "", "Nodes": int(row["number_of_nodes"] or 0), "Processor": row["host_processor_model_name"] or "",
+        "host_processors_per_node": int(row["host_processors_per_node"] or 0),
+        "Accelerator": row["accelerator_model_name"] or "", "a#": int(row["accelerators_per_node"] or 0),
+        "version": row["round"], "ColorKey": f"{availability}{row['submitter']}",
+    }
+    merged = common | fields
+    ordered = {name: merged[name] for name, _, _ in SUMMARY_FIELDS if name in merged}
+    return ordered | merged  # a name that is no summary field stays, for check_record to name
 
 
 def check_record(record: dict[str, Any]) -> list[str]:
