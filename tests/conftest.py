@@ -17,7 +17,6 @@ def pytest_collection_modifyitems(config, items):
                                  -size[module[item]], module[item]))
 
 
-
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch):
     """A fresh warehouse directory for one test: this process's (as the settings layer installs it) and the
