@@ -50,8 +50,6 @@ def _copy(source, target) -> dict[str, int]:
     return added
 
 
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     if not SOURCE.exists():
@@ -96,3 +94,35 @@ def test_an_unmapped_accelerator_is_not_priced_and_says_why(built):
     assert reasons == {"accelerator not mapped to a dim_accelerator key"}
     assert con.execute("select accelerator_mapping from dim_inference_system where system = 'zeta_z900'"
                        ).fetchone() == ("unmapped",)
+
+
+def test_a_round_without_mlcommons_table_publishes_every_result_and_flags_its_power_results(tmp_path, warehouse):
+    """Not every round's archive ships MLCommons' summary_results.json: every result is still derived from its
+    LoadGen summaries, and each power result says why it has no power figure (the table is its one source)."""
+    if not SOURCE.exists():
+        pytest.skip(f"{SOURCE} not found")
+    site = tmp_path / "site"
+    site.mkdir()
+    round_name = "v4.9"  # no rules, no table: nothing about it is known beforehand
+    with tarfile.open(SOURCE) as src, tarfile.open(site / f"inference_results_{round_name}-main.tar.gz", "w:gz",
+                                                   compresslevel=1) as out:
+        for info in src:
+            top, _, rest = info.name.partition("/")
+            if rest.endswith("summary_results.json"):
+                continue
+            add_member(out, info, f"inference_results_{round_name}-main/{rest}" if rest else top,
+                       src.extractfile(info).read() if info.isfile() else None)
+    with LoopbackServer(site) as server:
+        summary = refresh([], inference_rounds=[round_name],
+                          inference_url_template=f"{server.url}/inference_results_{{version}}-main.tar.gz",
+                          prices=False, backoff_seconds=0.01)
+    assert summary.ok and summary.published, summary.render()
+    with duckdb.connect(str(warehouse / "mlperf.duckdb"), read_only=True) as con:
+        results, derived, table, power, flagged = con.execute("""
+            select count(*), count(performance_result), count(mlcommons_performance_result),
+                   count(*) filter (where power_submission),
+                   count(*) filter (where power_submission and power_w is null and power_null_reason like
+                                    'a power result, but the archive ships no MLCommons table%')
+            from fct_inference_result where round = ?""", [round_name]).fetchone()
+    assert (results, derived, table) == (609, 609, 0)
+    assert power > 0 and flagged == power
