@@ -52,8 +52,9 @@ def evaluate(instance: dg.DagsterInstance, cursor: str | None):
 
 def test_discover_rounds_follows_pages_and_sends_token(github):
     found = discover_rounds(api_url=github.server.url, token="test-token")
-    assert found.rounds == ["v4.1", "v5.0", "v5.1", "v6.0"] and found.etag == ETAG
-    assert found.hpc_rounds == ["v3.0", "v4.0"]  # each suite's rounds apart: HPC v4.0 is no Training round
+    assert found.rounds_by_suite["training"] == ["v4.1", "v5.0", "v5.1", "v6.0"] and found.etag == ETAG
+    # each suite's rounds apart: HPC v4.0 is no Training round
+    assert found.rounds_by_suite["hpc"] == ["v3.0", "v4.0"] and found.rounds_by_suite["inference"] == ["v5.0"]
     requests = github.server.requests_for("/orgs/mlcommons/repos")
     assert len(requests) == 2 and all(h["authorization"] == "Bearer test-token" for _, _, h in requests)
     assert "per_page=100" in requests[0][1]

@@ -57,8 +57,7 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
         return dg.SensorResult(skip_reason=found.message, cursor=json.dumps(cursor | {"skip_until": found.skip_until}))
     if found.not_modified:
         return dg.SkipReason(found.message)
-    found_by_suite = {"training": found.rounds, "hpc": found.hpc_rounds, "inference": found.inference_rounds}
-    new = _new_rounds(context, {s: r for s, r in found_by_suite.items() if s in settings.suites})
+    new = _new_rounds(context, {s: r for s, r in found.rounds_by_suite.items() if s in settings.suites})
     next_cursor = json.dumps({"etag": found.etag})
     if not any(new.values()):
         return dg.SensorResult(skip_reason=f"no new rounds ({found.message})", cursor=next_cursor)

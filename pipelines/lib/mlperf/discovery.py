@@ -1,4 +1,4 @@
-"""Discover MLPerf Training and HPC rounds from the `mlcommons` GitHub organization's repositories.
+"""Discover MLPerf Training, HPC and Inference rounds from the `mlcommons` GitHub organization's repositories.
 
 Plain functions (no Dagster) for the discovery sensor. One call lists the org's repositories,
 following `Link: rel="next"`. It is ETag-aware (a 304 on the first page means nothing changed; it
@@ -22,19 +22,20 @@ from pipelines.lib.io.http import (
     read_bounded,
 )
 from pipelines.lib.io.jsonsafe import loads_bounded
+from pipelines.lib.mlperf.suites import SUITES
 from pipelines.lib.reference.sources import DEFAULT_GITHUB_API_URL
 
 ORG = "mlcommons"
-# `training_results_v5.1`, `hpc_results_v3.0`: the repository prefix is the suite's (lib/mlperf/suites.py)
-REPO_PATTERN = re.compile(r"^(training|hpc|inference)_results_(v\d+\.\d+)$")
+# `training_results_v5.1`, `hpc_results_v3.0`: each suite's results repository (lib/mlperf/suites.py)
+REPO_PATTERN = re.compile(rf"^({'|'.join(re.escape(s.repository) for s in SUITES.values())})_(v\d+\.\d+)$")
+_SUITE_OF_REPOSITORY = {s.repository: s.name for s in SUITES.values()}
 MAX_PAGES = 20  # a guard against a Link loop; the org has a few hundred repositories
 
 
 @dataclass(frozen=True)
 class Discovery:
-    rounds: list[str] = field(default_factory=list)  # every Training round found (not only new ones)
-    hpc_rounds: list[str] = field(default_factory=list)  # every HPC round found
-    inference_rounds: list[str] = field(default_factory=list)  # every Inference round found
+    # every round found (not only new ones), oldest first, by suite name (suites.SUITES)
+    rounds_by_suite: dict[str, list[str]] = field(default_factory=dict)
     etag: str | None = None
     not_modified: bool = False
     skip_until: float | None = None  # epoch seconds; set when rate-limited
@@ -65,13 +66,14 @@ def _rate_limited_until(resp: requests.Response) -> float | None:
 def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_GITHUB_API_URL, token: str | None = None,
                     session: requests.Session | None = None,
                     timeout: tuple[float, float] = (10.0, 30.0)) -> Discovery:
-    """All `training_results_vX.Y` and `hpc_results_vX.Y` rounds, or not_modified / skip_until. Raises FetchError otherwise.
+    """Every suite's rounds (`training_results_vX.Y`, `hpc_results_vX.Y`, ...), or not_modified / skip_until.
+    Raises FetchError otherwise.
     `api_url`: GitHub's REST API (or a mirror); `token`: optional, for a higher rate limit."""
     http = session or make_session()
     api_url = api_url.rstrip("/")
     # Newest-created first, so a new round lands on page 1 and changes the page-1 ETag.
     url = f"{api_url}/orgs/{ORG}/repos?per_page=100&page=1&sort=created&direction=desc"
-    found: dict[str, set[str]] = {"training": set(), "hpc": set(), "inference": set()}
+    found: dict[str, set[str]] = {name: set() for name in SUITES}
     first_etag = None
     try:
         for page in range(1, MAX_PAGES + 1):
@@ -98,7 +100,7 @@ def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_GITHUB_AP
                 raise FetchError(f"{url}: expected a JSON list of repositories")
             for repo in repos:
                 if isinstance(repo, dict) and (m := REPO_PATTERN.match(str(repo.get("name", "")))):
-                    found[m.group(1)].add(m.group(2))
+                    found[_SUITE_OF_REPOSITORY[m.group(1)]].add(m.group(2))
             url = resp.links.get("next", {}).get("url")
             if not url:
                 break
@@ -108,8 +110,7 @@ def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_GITHUB_AP
             http.close()
     from pipelines.lib.mlperf.rounds import round_sort_key
 
-    return Discovery(rounds=sorted(found["training"], key=round_sort_key),
-                     hpc_rounds=sorted(found["hpc"], key=round_sort_key),
-                     inference_rounds=sorted(found["inference"], key=round_sort_key), etag=first_etag,
-                     message=f"{len(found['training'])} Training, {len(found['hpc'])} HPC and "
-                             f"{len(found['inference'])} Inference rounds listed")
+    return Discovery(rounds_by_suite={name: sorted(rounds, key=round_sort_key) for name, rounds in found.items()},
+                     etag=first_etag,
+                     message=", ".join(f"{len(found[name])} {suite.label}" for name, suite in SUITES.items())
+                     + " rounds listed")
