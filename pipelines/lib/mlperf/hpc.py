@@ -19,6 +19,7 @@ from pipelines.lib.mlperf.round_parser import (
     add_system,
     check_round_declared,
     quarantine,
+    quarantine_unscored_run,
 )
 from pipelines.lib.mlperf.suites import HPC
 
@@ -51,14 +52,7 @@ def parse_hpc_round(archive, round_version: str, rules: RoundRules, workers: int
             row.update(round=round_version, submitter=submitter, system=system, scale=scale, scale_implied=implied,
                        benchmark=benchmark, run_file=path)
             tables.runs.append(row)
-            if row["parse_errors"]:
-                quarantine(tables, round_version, path,
-                           f"{row['parse_errors']} log line(s) could not be parsed; the run is not scored",
-                           row["first_parse_error"], source=HPC.quarantine_source)
-            elif row["mllog_lines"] == 0:
-                quarantine(tables, round_version, path,
-                           "no MLPerf log lines in this result file; the run is not scored",
-                           source=HPC.quarantine_source)
+            quarantine_unscored_run(tables, round_version, path, row, source=HPC.quarantine_source)
     check_round_declared(archive, round_version, tables, HPC)
     return tables
 

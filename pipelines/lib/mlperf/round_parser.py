@@ -112,6 +112,18 @@ def quarantine(tables: RoundTables, round_version: str, file: str, reason: str, 
     })
 
 
+def quarantine_unscored_run(tables: RoundTables, round_version: str, path: str, row: dict,
+                            source: str = TRAINING.quarantine_source) -> None:
+    """A result log that is not scored because it cannot be read as one: its quarantine row, with the reason."""
+    if row["parse_errors"]:
+        quarantine(tables, round_version, path,
+                   f"{row['parse_errors']} log line(s) could not be parsed; the run is not scored",
+                   row["first_parse_error"], source=source)
+    elif row["mllog_lines"] == 0:
+        quarantine(tables, round_version, path, "no MLPerf log lines in this result file; the run is not scored",
+                   source=source)
+
+
 _number = partial(number_or_none, text=False)  # event values: numbers only, never text
 
 
@@ -297,12 +309,7 @@ def _add_run(tables: RoundTables, round_version: str, path: str, row: dict, even
     tables.runs.append(row)
     for column, values in events.items():
         tables.events[column].extend(values)
-    if row["mllog_lines"] == 0 and not row["parse_errors"]:
-        quarantine(tables, round_version, path, "no MLPerf log lines in this result file; the run is not scored")
-    if row["parse_errors"]:
-        quarantine(tables, round_version, path,
-                    f"{row['parse_errors']} log line(s) could not be parsed; the run is not scored",
-                    row["first_parse_error"])
+    quarantine_unscored_run(tables, round_version, path, row)
 
 
 def _score_batch(batch: list[tuple[str, bytes]], round_version: str, rules: RoundRules,
