@@ -70,3 +70,25 @@ def test_an_hpc_archive_without_result_logs_names_the_hpc_layouts(tmp_path):
         parse_hpc_round(archive, "v1.0", RoundRules(None, None), workers=1)
     assert "<submitter>/results/<system>/{strong,weak}/<benchmark>/result_*.txt" in str(refused.value)
     assert "vX.Y.Z/" not in str(refused.value)  # Training's v0.5 layout is not an HPC one
+
+
+def test_an_hpc_power_log_is_quarantined_with_its_reason_and_its_result_still_read(tmp_path):
+    """No shared HPC round has power logs: one that comes is kept as a quarantine row that says why it adds no
+    energy, and the result log beside it is read as usual."""
+    from pipelines.lib.mlperf.hpc import parse_hpc_round
+    from pipelines.lib.mlperf.round_parser import RoundRules
+    from support.logs import make_archive, open_ssd_run, system_json
+
+    system = "Acme/results/box/strong/cosmoflow"
+    archive = tmp_path / "hpc_results_v3.0-main.tar.gz"
+    archive.write_bytes(make_archive({
+        "Acme/systems/box.json": system_json(),
+        f"{system}/result_0.txt": "\n".join(open_ssd_run(1_000_000, 10)).encode(),
+        f"{system}/power/result_0/node_0.txt": b'0: :::MLLOG {"key": "power_reading", "value": "1,100"}\n',
+    }, top="hpc_results_v3.0-main"))
+    tables = parse_hpc_round(archive, "v3.0", RoundRules(None, None), workers=1)
+    assert [(r["run_file"], r["scale"], r["benchmark"]) for r in tables.runs] == [
+        (f"{system}/result_0.txt", "strong", "cosmoflow")]
+    assert [(q["file"], q["source"]) for q in tables.quarantine] == [
+        (f"{system}/power/result_0/node_0.txt", "mlperf-hpc")]
+    assert "HPC energy is not computed" in tables.quarantine[0]["reason"]
