@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from pipelines.lib.io.numbers import number_or_none
 from pipelines.lib.mlperf.archive import iter_members
 from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundTables, add_system, quarantine
 from pipelines.lib.mlperf.suites import INFERENCE
@@ -94,10 +95,7 @@ def parse_summary(text: str) -> dict[str, str]:
 
 
 def _number(fields: dict[str, str], key: str) -> float | None:
-    try:
-        return float(fields[key])
-    except (KeyError, ValueError):
-        return None
+    return number_or_none(fields.get(key))
 
 
 def _ms(fields: dict[str, str], key: str) -> float | None:
@@ -183,20 +181,16 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
     for row in tables.runs:
         row["power_submission"] = row["location"] in power_runs
         listed = table.get(row["location"], {})
-        row.update(mlcommons_performance_result=_float(listed.get("Performance_Result")),
-                   mlcommons_table_units=listed.get("Performance_Units") if isinstance(
-                       listed.get("Performance_Units"), str) else None,
-                   power_result=_float(listed.get("Power_Result")) if listed.get("has_power") is True else None,
-                   power_units=listed.get("Power_Units") if listed.get("has_power") is True and isinstance(
-                       listed.get("Power_Units"), str) else None)
+        has_power = listed.get("has_power") is True
+        units, power_units = listed.get("Performance_Units"), listed.get("Power_Units")
+        row.update(mlcommons_performance_result=number_or_none(listed.get("Performance_Result"), text=False),
+                   mlcommons_table_units=units if isinstance(units, str) else None,
+                   power_result=number_or_none(listed.get("Power_Result"), text=False) if has_power else None,
+                   power_units=power_units if has_power and isinstance(power_units, str) else None)
     if not tables.runs:
         raise NoResultLogs(f"{round_version}: the archive {archive.name} holds no LoadGen summaries "
                            f"(looked for {' and '.join(INFERENCE.result_layouts)}); nothing was loaded")
     return tables
-
-
-def _float(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _mlcommons_table(tables: RoundTables, round_version: str, member) -> dict[str, dict]:
@@ -212,8 +206,6 @@ def _mlcommons_table(tables: RoundTables, round_version: str, member) -> dict[st
         quarantine(tables, round_version, member.path, f"MLCommons' results table is unreadable: {exc}",
                    source=INFERENCE.quarantine_source)
         return {}
-
-
 
 
 def result_row(path: str, data: bytes) -> dict:
