@@ -12,7 +12,7 @@ import pytest
 
 from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
-from support.injected import add_member
+from support.injected import add_member, inject
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 
 pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
@@ -104,14 +104,8 @@ def test_a_round_without_mlcommons_table_publishes_every_result_and_flags_its_po
     site = tmp_path / "site"
     site.mkdir()
     round_name = "v4.9"  # no rules, no table: nothing about it is known beforehand
-    with tarfile.open(SOURCE) as src, tarfile.open(site / f"inference_results_{round_name}-main.tar.gz", "w:gz",
-                                                   compresslevel=1) as out:
-        for info in src:
-            top, _, rest = info.name.partition("/")
-            if rest.endswith("summary_results.json"):
-                continue
-            add_member(out, info, f"inference_results_{round_name}-main/{rest}" if rest else top,
-                       src.extractfile(info).read() if info.isfile() else None)
+    inject(SOURCE, site / f"inference_results_{round_name}-main.tar.gz", round_name=round_name,
+           repository="inference_results", drop_original=("summary_results.json",))
     with LoopbackServer(site) as server:
         summary = refresh([], inference_rounds=[round_name],
                           inference_url_template=f"{server.url}/inference_results_{{version}}-main.tar.gz",
