@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.http_server import LoopbackServer  # noqa: E402
 from support.price_site import PRICE_URL_VARIABLES, serve_fixtures  # noqa: E402
+from support.shared_build import HPC_TEMPLATE, shared_hpc_rounds, shared_rounds  # noqa: E402
 
 _STEP_LINE = re.compile(r"^\[\d+/\d+\] (\S+): fetching|^(prices): fetching|^(building) and publishing|^refreshing the (outputs)")
 
@@ -90,12 +91,17 @@ def _refresh_cmd(rounds: list[str], url: str, prices: bool, *extra: str) -> list
             "--rules-url-template", f"{url}/logging/logging-{{ref}}.tar.gz", *extra]
 
 
-def refresh(rounds: list[str], url: str, warehouse: Path, *extra: str,
-            prices_url: str | None = None) -> tuple[float, int, float]:
+def _timed_refresh(cmd: list[str], env: dict) -> tuple[float, int, float]:
     """Wall seconds, peak RSS (MB) and the seconds of the outputs that follow a publish (0 if none)."""
-    seconds, peak, out = run(_refresh_cmd(rounds, url, prices_url is not None, *extra), _env(warehouse, prices_url))
+    seconds, peak, out = run(cmd, env)
     found = _OUTPUTS.search(out)
     return seconds, peak, float(found.group(2)) if found else 0.0
+
+
+def refresh(rounds: list[str], url: str, warehouse: Path, *extra: str,
+            prices_url: str | None = None) -> tuple[float, int, float]:
+    """`refresh` of Training `rounds`."""
+    return _timed_refresh(_refresh_cmd(rounds, url, prices_url is not None, *extra), _env(warehouse, prices_url))
 
 
 def refresh_all(training: list[str], hpc: list[str], url: str, warehouse: Path, prices_url: str,
@@ -104,11 +110,9 @@ def refresh_all(training: list[str], hpc: list[str], url: str, warehouse: Path, 
     env = _env(warehouse, prices_url) | {
         "MLPERF_SUITES": "training,hpc", "MLPERF_ROUNDS": ",".join(training), "MLPERF_HPC_ROUNDS": ",".join(hpc),
         "MLPERF_RESULTS_URL_TEMPLATE": f"{url}/training_results_{{version}}-main.tar.gz",
-        "MLPERF_HPC_RESULTS_URL_TEMPLATE": f"{url}/hpc/hpc_results_{{version}}-main.tar.gz",
+        "MLPERF_HPC_RESULTS_URL_TEMPLATE": url + HPC_TEMPLATE,
         "MLPERF_RULES_URL_TEMPLATE": f"{url}/logging/logging-{{ref}}.tar.gz"}
-    seconds, peak, out = run([str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh", *extra], env)
-    found = _OUTPUTS.search(out)
-    return seconds, peak, float(found.group(2)) if found else 0.0
+    return _timed_refresh([str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh", *extra], env)
 
 
 def refresh_steps(rounds: list[str], url: str, warehouse: Path) -> list[tuple[str, float, float]]:
@@ -142,8 +146,7 @@ def main() -> None:
     parser.add_argument("--round", default="v4.1", help="rounds compared with the official scorer, one by one")
     parser.add_argument("--skip-official", action="store_true")
     args = parser.parse_args()
-    rounds = sorted(p.name.split("_")[2].split("-")[0] for p in SHARED.glob("training_results_v*.tar.gz"))
-    hpc_rounds = sorted(p.name.split("_")[2].split("-")[0] for p in (SHARED / "hpc").glob("hpc_results_v*.tar.gz"))
+    rounds, hpc_rounds = shared_rounds(), shared_hpc_rounds()
     print(f"machine: {os.cpu_count()} cores; Training rounds: {', '.join(rounds)}; HPC rounds: {', '.join(hpc_rounds)}")
     peaks = []
     with LoopbackServer(SHARED) as server, LoopbackServer() as prices, tempfile.TemporaryDirectory() as tmp:
