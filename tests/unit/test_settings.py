@@ -67,3 +67,18 @@ def test_every_limit_and_setting_is_documented():
     for name, field in Settings.model_fields.items():
         assert field.description, name
     assert set(limits.LIMITS) <= set(Settings.model_fields)
+
+
+def test_the_environment_is_read_as_pydantic_settings_read_it(monkeypatch):
+    """Any letter case names the variable, an empty one is unset, a variable that names no setting is ignored,
+    and a flag given as None leaves the variable's value."""
+    monkeypatch.setenv("mlperf_Max_Json_Depth", "48")
+    monkeypatch.setenv("MLPERF_ROUNDS", "")
+    monkeypatch.setenv("MLPERF_NOT_A_SETTING", "anything")
+    monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", "from-env")
+    settings = load_settings(warehouse_dir=None)
+    assert settings.max_json_depth == 48
+    assert settings.rounds == Settings.model_fields["rounds"].default
+    assert settings.warehouse_dir == Path("from-env")
+    with pytest.raises(ValueError, match="MLPERF_NOT_A_FIELD: Extra inputs"):  # a misspelt flag in code fails
+        load_settings(not_a_field=1)
