@@ -144,14 +144,24 @@ def _callable_allowed(function) -> bool:
             and function.__name__ in METHODS and function.__name__ != "format")
 
 
-def _get_attribute(value, name: str):
+def _attribute(obj: Evaluator, name: str) -> Evaluator:
+    """`obj.name`, checked by what the name is: `format` of a string only (as `_SafeFormat`), a math
+    function of `math` only, anything else in ATTRIBUTES of any value."""
     if name == "format":
-        if isinstance(value, str):
-            return _SafeFormat(value)
-        raise RuleLimitExceeded("format is only called on a string in rules")
-    if name in MATH_FUNCTIONS and value is not math:
-        raise AttributeError(name)
-    return getattr(value, name)
+        def format_of(scope):
+            value = obj(scope)
+            if isinstance(value, str):
+                return _SafeFormat(value)
+            raise RuleLimitExceeded("format is only called on a string in rules")
+        return format_of
+    if name in MATH_FUNCTIONS:
+        def math_function(scope):
+            value = obj(scope)
+            if value is not math:
+                raise AttributeError(name)
+            return getattr(value, name)
+        return math_function
+    return lambda scope: getattr(obj(scope), name)
 
 
 # --- checking the tree --------------------------------------------------------------------------------
@@ -237,6 +247,9 @@ def check_names(trees: list[ast.AST], where: str, also: set[str] = frozenset()) 
 
 # --- evaluating it -------------------------------------------------------------------------------------
 
+Evaluator = Callable[["Scope"], Any]
+
+
 class Scope:
     """exec/eval's namespaces: names are looked up in `local`, then `state` (the globals), then the
     language's builtins; assignments go to `local` (which may be `state` itself, as upstream's BEGIN
@@ -249,18 +262,20 @@ class Scope:
         self.local = state if local is None else local
         self.iterations = 0
 
-    def load(self, name: str):
-        local = self.local
+
+def _name_loader(name: str) -> Evaluator:
+    """Reads `name`: from the scope's local names, then its state (the globals), then the builtins."""
+    def load(scope: Scope):
+        local = scope.local
         if name in local:
             return local[name]
-        if name in self.state:
-            return self.state[name]
+        state = scope.state
+        if name in state:
+            return state[name]
         if name in BUILTINS:
             return BUILTINS[name]
         raise NameError(f"name {name!r} is not defined")
-
-
-Evaluator = Callable[[Scope], Any]
+    return load
 
 
 def _guarded_pow(a, b):
@@ -270,23 +285,48 @@ def _guarded_pow(a, b):
     return a ** b
 
 
+_NUMBERS = frozenset({int, float, bool})
+
+
 def _sequence_length(value) -> int | None:
     return len(value) if isinstance(value, (str, bytes, list, tuple)) else None
 
 
-def _guarded_mult(a, b):
+def _check_repetition(a, b) -> None:
     for seq, times in ((a, b), (b, a)):
         n = _sequence_length(seq)
         if n is not None and isinstance(times, int) and n * times > MAX_SEQUENCE:
             raise RuleLimitExceeded("a repeated sequence in a rule is too long")
-    return a * b
 
 
-def _guarded_add(a, b):
+def _check_concatenation(a, b) -> None:
     n, m = _sequence_length(a), _sequence_length(b)
     if n is not None and m is not None and n + m > MAX_SEQUENCE:
         raise RuleLimitExceeded("a concatenation in a rule is too long")
+
+
+def _guarded_mult(a, b):
+    _check_repetition(a, b)
+    return a * b
+
+
+def _guarded_imult(a, b):
+    _check_repetition(a, b)
+    return operator.imul(a, b)
+
+
+def _guarded_add(a, b):
+    if type(a) in _NUMBERS:  # the common case (a counter): a number plus anything is no long sequence
+        return a + b
+    _check_concatenation(a, b)
     return a + b
+
+
+def _guarded_iadd(a, b):
+    if type(a) in _NUMBERS:
+        return a + b
+    _check_concatenation(a, b)
+    return operator.iadd(a, b)
 
 
 _BINARY = {
@@ -294,6 +334,10 @@ _BINARY = {
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: _guarded_pow, ast.BitOr: operator.or_,
     ast.BitAnd: operator.and_,
 }
+# `x += y` is in place, as in Python: a list grows where it is (upstream's `s['tensors'] += [...]`), it is
+# not copied on every line (quadratic in a log's lines), and every name bound to it sees the change.
+_AUGMENTED = _BINARY | {ast.Add: _guarded_iadd, ast.Mult: _guarded_imult, ast.Sub: operator.isub,
+                        ast.BitOr: operator.ior, ast.BitAnd: operator.iand}
 _COMPARE = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
     ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
@@ -361,13 +405,13 @@ def _stmt(node: ast.stmt) -> Evaluator:
 
 
 def _aug_assign(node: ast.AugAssign) -> Evaluator:
-    op, value = _BINARY[type(node.op)], _expr(node.value)
+    op, value = _AUGMENTED[type(node.op)], _expr(node.value)
     target = node.target
     if isinstance(target, ast.Name):
-        name = target.id
+        name, load = target.id, _name_loader(target.id)
 
         def aug_name(scope):
-            scope.local[name] = op(scope.load(name), value(scope))
+            scope.local[name] = op(load(scope), value(scope))
         return aug_name
     if isinstance(target, ast.Subscript):
         container, key = _expr(target.value), _expr(target.slice)
@@ -425,24 +469,32 @@ def _store(target: ast.AST) -> Callable[[Scope, Any], None]:
 
 def _expr(node: ast.expr) -> Evaluator:
     kind = type(node)
+    # Constant operands are folded into the closure that uses them (one call less per use): rules
+    # mostly read `v['metadata']['epoch_num']`, compare with a literal, add 1.
     if kind is ast.Constant:
         value = node.value
         return lambda scope: value
     if kind is ast.Name:
-        name = node.id
-        return lambda scope: scope.load(name)
+        return _name_loader(node.id)
     if kind is ast.Subscript:
-        container, key = _expr(node.value), _expr(node.slice)
-        return lambda scope: container(scope)[key(scope)]
+        container = _expr(node.value)
+        if type(node.slice) is ast.Constant:
+            key = node.slice.value
+            return lambda scope: container(scope)[key]
+        index = _expr(node.slice)
+        return lambda scope: container(scope)[index(scope)]
     if kind is ast.Attribute:
-        obj, name = _expr(node.value), node.attr
-        return lambda scope: _get_attribute(obj(scope), name)
+        return _attribute(_expr(node.value), node.attr)
     if kind is ast.Compare:
         return _compare(node)
     if kind is ast.BoolOp:
         return _bool_op(node)
     if kind is ast.BinOp:
-        op, left, right = _BINARY[type(node.op)], _expr(node.left), _expr(node.right)
+        op, left = _BINARY[type(node.op)], _expr(node.left)
+        if type(node.right) is ast.Constant:
+            constant = node.right.value
+            return lambda scope: op(left(scope), constant)
+        right = _expr(node.right)
         return lambda scope: op(left(scope), right(scope))
     if kind is ast.UnaryOp:
         op, operand = _UNARY[type(node.op)], _expr(node.operand)
@@ -477,6 +529,9 @@ def _compare(node: ast.Compare) -> Evaluator:
     rest = [(_COMPARE[type(op)], _expr(e)) for op, e in zip(node.ops, node.comparators, strict=True)]
     if len(rest) == 1:
         (op, right), = rest
+        if type(node.comparators[0]) is ast.Constant:
+            constant = node.comparators[0].value
+            return lambda scope: op(first(scope), constant)
         return lambda scope: op(first(scope), right(scope))
 
     def chain(scope):
