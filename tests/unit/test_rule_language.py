@@ -69,6 +69,24 @@ def test_statements_begin_blocks_and_scopes():
     assert lines[2].value["value"] == {"samples_count": 512, "FID": 1.0, "CLIP": 0.2} and lines[2].timestamp == 12.0
 
 
+AUGMENTED = [  # `+=` and friends as Python runs them: in place where the value has an in-place form
+    "t = s['tensors']\ns['tensors'] += ['w1']\ns['tensors'] += ('w2',)\nseen = len(t)",  # upstream's weights_initialization POST
+    "t = s['tensors']\nt *= 2\nn = s['n']\nn += 1.5\nword = 'ab'\nword += 'c'",
+    "u = s['names']\nu |= {'b'}\nu -= {'a'}\nflag = True\nflag += 1",
+]
+
+
+@pytest.mark.parametrize("source", AUGMENTED)
+def test_augmented_assignments_act_in_place_as_python_does(source):
+    def state():
+        return {"s": {"tensors": ["w0"], "n": 1, "names": {"a"}}}
+    ours, python = state(), state()
+    ours_local, python_local = {}, {}
+    run(source, "exec", ours, ours_local)
+    exec(source, python, python_local)  # noqa: S102 - the reference semantics, on our own test text
+    assert ours["s"] == python["s"] and ours_local == python_local
+
+
 @pytest.mark.parametrize("source,what", [
     ("open('/tmp/x', 'w')", "name open"),
     ("__import__('os').system('true')", "name __import__|attribute .system"),
