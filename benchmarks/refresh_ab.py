@@ -27,7 +27,9 @@ from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "mlperf"
+sys.path.insert(0, str(ROOT / "tests"))
+from support.paths import SHARED_MLPERF as SHARED  # noqa: E402
+
 CLI = Path(sys.executable).parent / "mlperf-warehouse"
 CODE = ("pipelines", "sql", "schemas")
 _STEP = re.compile(r"^(results \S+|warehouse|outputs)\s+(ok|warn|failed)\s+([\d.]+)", re.M)

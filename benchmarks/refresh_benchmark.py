@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "mlperf"
 sys.path.insert(0, str(ROOT / "tests"))
 
 from support.http_server import LoopbackServer  # noqa: E402
+from support.paths import SHARED_MLPERF as SHARED  # noqa: E402
 from support.price_site import PRICE_URL_VARIABLES, serve_fixtures  # noqa: E402
 from support.shared_build import HPC_TEMPLATE, shared_hpc_rounds, shared_rounds  # noqa: E402
 
