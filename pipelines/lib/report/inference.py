@@ -59,14 +59,18 @@ def price_chart(group: dict) -> dict | None:
     values = [{"system": f"{r['submitter']} {r['system_name']}", "accelerator": r["accelerator"],
                "usd_per_million": r["usd_per_million"], "per_accelerator": r["performance_per_accelerator"]}
               for r in rows]
+    width = 520
     return {
-        "$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 520, "height": 260,
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": width, "height": 260,
         "data": {"values": values}, "mark": {"type": "point", "filled": True, "size": 70},
         "encoding": {
             "x": {"field": "usd_per_million", "type": "quantitative", "scale": {"type": "log"},
                   "title": f"USD per million {group['unit']} (bookable price)"},
             "y": {"field": "per_accelerator", "type": "quantitative", "title": f"{group['units']} per accelerator"},
-            "color": {"field": "accelerator", "type": "nominal", "title": "accelerator"},
+            # below the plot, one name per line, as wide as the plot: accelerator names run to 75 characters
+            # ("AMD Instinct MI300X 192GB HBM3 (x32), AMD Instinct MI325X ..."), past Vega's 160-pixel default
+            "color": {"field": "accelerator", "type": "nominal", "title": "accelerator",
+                      "legend": {"orient": "bottom", "direction": "vertical", "columns": 1, "labelLimit": width}},
             "tooltip": [{"field": "system"}, {"field": "accelerator"},
                         {"field": "usd_per_million", "format": ".4f"}, {"field": "per_accelerator", "format": ",.1f"}],
         },
