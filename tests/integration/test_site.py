@@ -63,8 +63,9 @@ def synthetic_site(tmp_path_factory) -> Path:
                 "number_of_models, instance_scale, time_to_train_all_minutes, models_per_minute, throughput_null_reason)",
                 [EVIL_FOLDER, EVIL_NAME, EVIL_FOLDER, EVIL_NAME])
     con.execute("create table mart_hpc_strong_scaling as select round, submitter, system, benchmark, true as is_base, "
-                "1.0 as convergence_scaling_efficiency from fct_hpc_result where scale = 'strong'")
-    con.execute("create table mart_hpc_cost as select round, submitter, system, benchmark, 99.0 as cost_to_train_usd "
+                "1.0 as convergence_scaling_efficiency, 1 as family_size from fct_hpc_result where scale = 'strong'")
+    con.execute("create table mart_hpc_cost as select round, submitter, system, benchmark, 99.0 as cost_to_train_usd, "
+                "null as no_cost_reason "
                 "from fct_hpc_result where scale = 'strong'")
     con.close()
     out = tmp_path_factory.mktemp("site")
@@ -334,6 +335,13 @@ def test_browser_on_the_shared_hpc_rounds(browser, tmp_path_factory):
                                     "group by 1").fetchall())
         fastest = con.execute("select min(score_minutes) from fct_hpc_result where round = 'v3.0' "
                               "and benchmark = 'deepcam'").fetchone()[0]
+        alone, bases, compared = con.execute(
+            "select count(*) filter (is_base and family_size = 1), count(*) filter (is_base and family_size > 1), "
+            "count(*) filter (not is_base) from mart_hpc_strong_scaling where round = 'v3.0'").fetchone()
+        scored = con.execute("select count(*) from fct_hpc_result where round = 'v3.0' and scale = 'strong' "
+                             "and score_minutes is not null").fetchone()[0]
+        no_cost = con.execute("select no_cost_reason, count(*) from mart_hpc_cost where round = 'v3.0' "
+                              "and cost_to_train_usd is null group by 1").fetchall()
     assert site.hpc_rounds == ["v3.0"] and "v3.0" in shared_hpc_rounds()
     page = offline_page(browser)
     page.goto((out / "index.html").as_uri())
@@ -342,6 +350,12 @@ def test_browser_on_the_shared_hpc_rounds(browser, tmp_path_factory):
     assert page.locator("#strong-results tbody tr").count() == expected["strong"]
     assert page.locator("#weak-results tbody tr").count() == expected["weak"]
     assert f"{fastest:,.2f}" in page.text_content("#strong-results")
+    # a scored system without a scaling efficiency says why: the only one of its family, or the family's base
+    strong_rows = page.locator("#strong-results tbody tr")
+    assert strong_rows.filter(has_text="alone in its family: nothing to compare").count() == alone > 0
+    assert strong_rows.filter(has_text="the family's smallest: the base").count() == bases
+    assert alone + bases + compared == scored  # every scored strong result is in a family
+    assert no_cost and all(strong_rows.filter(has_text=reason).count() == n for reason, n in no_cost)  # a cost's absence too
     page.screenshot(path=str(screenshot_dir(tmp_path_factory) / "site_hpc_v3.0.png"), full_page=True)
     assert page.fetched_elsewhere == [] and page.errors == []
     page.close()

@@ -308,8 +308,10 @@ def hpc_round_page(con: duckdb.DuckDBPyConnection, out_dir: Path, round_version:
     """Write `hpc/<round>/index.html`; return the index card of the round."""
     base = """
         select r.*,
-            coalesce(r.system_name, r.system) as system_label, c.cost_to_train_usd,
-            case when not s.is_base then s.convergence_scaling_efficiency end as convergence_scaling_efficiency
+            coalesce(r.system_name, r.system) as system_label, c.cost_to_train_usd, c.no_cost_reason,
+            case when not s.is_base then s.convergence_scaling_efficiency end as convergence_scaling_efficiency,
+            case when s.is_base and s.family_size = 1 then 'alone in its family: nothing to compare'
+                 when s.is_base then 'the family''s smallest: the base' end as scaling_note
         from fct_hpc_result as r
         left join mart_hpc_strong_scaling as s using (round, submitter, system, benchmark)
         left join mart_hpc_cost as c using (round, submitter, system, benchmark)
