@@ -1,6 +1,13 @@
+import os
 from collections import Counter
 
 import pytest
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one worker per core and one more. Many tests spend seconds waiting on a refresh process, a
+    browser or a timeout; the extra worker runs meanwhile (measured in benchmarks/RESULTS.md)."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 def pytest_collection_modifyitems(config, items):
