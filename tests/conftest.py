@@ -5,9 +5,11 @@ import pytest
 
 
 def pytest_xdist_auto_num_workers(config):
-    """`-n auto`: one worker per core and one more. Many tests spend seconds waiting on a refresh process, a
-    browser or a timeout; the extra worker runs meanwhile (measured in benchmarks/RESULTS.md)."""
-    return len(os.sched_getaffinity(0)) + 1
+    """`-n auto`: one worker per core, and one more when the slow lane runs: its tests spend seconds waiting on
+    a refresh process, a browser or a timeout, and the extra worker runs meanwhile; the fast lane's tests
+    compute all the time (both measured in benchmarks/RESULTS.md)."""
+    cores = len(os.sched_getaffinity(0))
+    return cores if "not slow" in (config.getoption("markexpr") or "") else cores + 1
 
 
 def pytest_collection_modifyitems(config, items):
