@@ -35,7 +35,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 from support.http_server import LoopbackServer  # noqa: E402
 from support.paths import SHARED_MLPERF as SHARED  # noqa: E402
 from support.price_site import PRICE_URL_VARIABLES, serve_fixtures  # noqa: E402
-from support.shared_build import HPC_TEMPLATE, shared_hpc_rounds, shared_rounds  # noqa: E402
+from support.shared_build import (  # noqa: E402
+    HPC_TEMPLATE,
+    RULES_TEMPLATE,
+    TRAINING_TEMPLATE,
+    shared_hpc_rounds,
+    shared_rounds,
+)
 
 _STEP_LINE = re.compile(r"^\[\d+/\d+\] (\S+): fetching|^(prices): fetching|^(building) and publishing|^refreshing the (outputs)")
 
@@ -103,8 +109,7 @@ def _env(warehouse: Path, prices_url: str | None) -> dict:
 def _refresh_cmd(rounds: list[str], url: str, prices: bool, *extra: str) -> list[str]:
     return [str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh", *([] if prices else ["--no-prices"]),
             "--rounds", ",".join(rounds),
-            "--results-url-template", f"{url}/training_results_{{version}}-main.tar.gz",
-            "--rules-url-template", f"{url}/logging/logging-{{ref}}.tar.gz", *extra]
+            "--results-url-template", url + TRAINING_TEMPLATE, "--rules-url-template", url + RULES_TEMPLATE, *extra]
 
 
 def _timed_refresh(cmd: list[str], env: dict) -> tuple[float, int, float]:
@@ -125,9 +130,9 @@ def refresh_all(training: list[str], hpc: list[str], url: str, warehouse: Path, 
     """`refresh` of every shared Training and HPC round (the configured rounds of both suites), with prices."""
     env = _env(warehouse, prices_url) | {
         "MLPERF_SUITES": "training,hpc", "MLPERF_ROUNDS": ",".join(training), "MLPERF_HPC_ROUNDS": ",".join(hpc),
-        "MLPERF_RESULTS_URL_TEMPLATE": f"{url}/training_results_{{version}}-main.tar.gz",
+        "MLPERF_RESULTS_URL_TEMPLATE": url + TRAINING_TEMPLATE,
         "MLPERF_HPC_RESULTS_URL_TEMPLATE": url + HPC_TEMPLATE,
-        "MLPERF_RULES_URL_TEMPLATE": f"{url}/logging/logging-{{ref}}.tar.gz"}
+        "MLPERF_RULES_URL_TEMPLATE": url + RULES_TEMPLATE}
     return _timed_refresh([str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh", *extra], env)
 
 

@@ -25,10 +25,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 from support.http_server import LoopbackServer  # noqa: E402
 from support.paths import SHARED_MLPERF  # noqa: E402
 from support.price_site import PRICE_URL_VARIABLES, serve_fixtures  # noqa: E402
+from support.shared_build import RULES_TEMPLATE, TRAINING_TEMPLATE, shared_rounds  # noqa: E402
 
 
 def refresh_all(warehouse: Path) -> tuple[int, float, str]:
-    rounds = sorted(p.name.split("_")[2].split("-")[0] for p in SHARED_MLPERF.glob("training_results_v*.tar.gz"))
+    rounds = shared_rounds()
     with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
         serve_fixtures(prices)
         env = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse), "MLPERF_GCP_API_KEY": "benchmark-key"}
@@ -37,8 +38,8 @@ def refresh_all(warehouse: Path) -> tuple[int, float, str]:
         started = time.perf_counter()
         done = subprocess.run(
             [str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh", "--rounds", ",".join(rounds),
-             "--results-url-template", f"{server.url}/training_results_{{version}}-main.tar.gz",
-             "--rules-url-template", f"{server.url}/logging/logging-{{ref}}.tar.gz"],
+             "--results-url-template", server.url + TRAINING_TEMPLATE,
+             "--rules-url-template", server.url + RULES_TEMPLATE],
             env=env, capture_output=True, text=True)
         return done.returncode, time.perf_counter() - started, done.stdout
 

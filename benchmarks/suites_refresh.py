@@ -30,6 +30,8 @@ from support.price_site import PRICE_URL_VARIABLES, serve_fixtures  # noqa: E402
 from support.shared_build import (  # noqa: E402
     HPC_TEMPLATE,
     INFERENCE_TEMPLATE,
+    RULES_TEMPLATE,
+    TRAINING_TEMPLATE,
     shared_hpc_rounds,
     shared_inference_rounds,
     shared_rounds,
@@ -44,10 +46,10 @@ def refresh(warehouse: Path) -> tuple[int, float, str]:
             "MLPERF_SUITES": "training,hpc,inference",
             "MLPERF_ROUNDS": ",".join(shared_rounds()), "MLPERF_HPC_ROUNDS": ",".join(shared_hpc_rounds()),
             "MLPERF_INFERENCE_ROUNDS": ",".join(shared_inference_rounds()),
-            "MLPERF_RESULTS_URL_TEMPLATE": f"{server.url}/training_results_{{version}}-main.tar.gz",
+            "MLPERF_RESULTS_URL_TEMPLATE": server.url + TRAINING_TEMPLATE,
             "MLPERF_HPC_RESULTS_URL_TEMPLATE": server.url + HPC_TEMPLATE,
             "MLPERF_INFERENCE_RESULTS_URL_TEMPLATE": server.url + INFERENCE_TEMPLATE,
-            "MLPERF_RULES_URL_TEMPLATE": f"{server.url}/logging/logging-{{ref}}.tar.gz"}
+            "MLPERF_RULES_URL_TEMPLATE": server.url + RULES_TEMPLATE}
         (warehouse / "dagster").mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         proc = subprocess.run([str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh"], env=env,

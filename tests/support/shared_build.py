@@ -26,7 +26,10 @@ def shared_hpc_rounds() -> list[str]:
     return sorted(p.name.split("_")[2].split("-")[0] for p in (SHARED_MLPERF / "hpc").glob("hpc_results_v*.tar.gz"))
 
 
-HPC_TEMPLATE = "/hpc/hpc_results_{version}-main.tar.gz"  # below the shared MLPerf folder, as served
+# Where each archive is below the shared MLPerf folder, as served: URL templates after the server's URL.
+TRAINING_TEMPLATE = "/training_results_{version}-main.tar.gz"
+RULES_TEMPLATE = "/logging/logging-{ref}.tar.gz"
+HPC_TEMPLATE = "/hpc/hpc_results_{version}-main.tar.gz"
 INFERENCE_TEMPLATE = "/inference/inference_results_{version}-main.tar.gz"
 
 
@@ -63,8 +66,8 @@ def shared_build(tmp_path_factory) -> SharedBuild:
             base = folder / "warehouse"
             with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
                 with refresh_environment(base, prices) as with_prices:
-                    summary = refresh(shared_rounds(), url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                                      rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz", prices=with_prices,
+                    summary = refresh(shared_rounds(), url_template=server.url + TRAINING_TEMPLATE,
+                                      rules_template=server.url + RULES_TEMPLATE, prices=with_prices,
                                       hpc_rounds=shared_hpc_rounds(), hpc_url_template=server.url + HPC_TEMPLATE,
                                       inference_rounds=shared_inference_rounds(),
                                       inference_url_template=server.url + INFERENCE_TEMPLATE,
