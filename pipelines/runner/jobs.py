@@ -73,7 +73,8 @@ def _refresh_on(
     from pipelines.defs.operations.jobs import SUITE_ROUNDS
     from pipelines.defs.warehouse.models import warehouse_models
 
-    for suite, wanted in ((TRAINING, rounds), (HPC, hpc_rounds), (INFERENCE, inference_rounds)):
+    wanted_by_suite = ((TRAINING, rounds), (HPC, hpc_rounds), (INFERENCE, inference_rounds))
+    for suite, wanted in wanted_by_suite:
         partitions = SUITE_ROUNDS[suite.name].partitions
         instance.add_dynamic_partitions(
             partitions.name, [r for r in wanted if not instance.has_dynamic_partition(partitions.name, r)])
@@ -82,7 +83,7 @@ def _refresh_on(
                               trusted_rules_refs=trusted_rules_refs, hpc_url_template=hpc_url_template,
                               inference_url_template=inference_url_template)
     summary = RefreshSummary()
-    steps = [(TRAINING, r) for r in rounds] + [(HPC, r) for r in hpc_rounds] + [(INFERENCE, r) for r in inference_rounds]
+    steps = [(suite, r) for suite, wanted in wanted_by_suite for r in wanted]
     for index, (suite, round_version) in enumerate(steps, 1):
         label = suite.round_label(round_version)
         progress(f"[{index}/{len(steps)}] {label}: fetching and parsing ...")
@@ -134,7 +135,7 @@ def _refresh_on(
     summary.steps.extend(_check_outcomes(result, skip=set(warehouse_models.check_keys)))
     published = published_db()
     if published.exists():
-        for suite, wanted in ((TRAINING, rounds), (HPC, hpc_rounds), (INFERENCE, inference_rounds)):
+        for suite, wanted in wanted_by_suite:
             summary.coverage += [row for row in round_coverage(published, suite)
                                  if row["round"] in {suite.round_label(r) for r in wanted}]
     if summary.published:
@@ -151,17 +152,14 @@ def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> str:
     assets = SUITE_ROUNDS[suite.name]
     fetched = ArchiveFetched.from_metadata(metadata[assets.results_archive])
     staged = RoundStaged.from_metadata(metadata[assets.round_tables])
+    head = (f"{'downloaded' if fetched.changed else 'unchanged upstream'}; "
+            f"{'re-parsed' if not staged.skipped else 'not re-parsed'}; ")
+    counts = f"systems {staged.systems}, quarantined {staged.quarantined}"
     if assets.rules_archive is None:  # LoadGen judged each run: no rules archive
-        return (f"{'downloaded' if fetched.changed else 'unchanged upstream'}; "
-                f"{'re-parsed' if not staged.skipped else 'not re-parsed'}; "
-                f"results {staged.runs}, systems {staged.systems}, quarantined {staged.quarantined}")
+        return f"{head}results {staged.runs}, {counts}"
     rules = RulesFetched.from_metadata(metadata[assets.rules_archive])
-    return (
-        f"{'downloaded' if fetched.changed else 'unchanged upstream'}; "
-        f"{'re-parsed' if not staged.skipped else 'not re-parsed'}; "
-        f"runs {staged.runs}, systems {staged.systems}, quarantined {staged.quarantined}; "
-        f"rules {rules.ref}" + ("" if rules.in_rules_table else " (round not in the rules table)")
-    )
+    return (f"{head}runs {staged.runs}, {counts}; rules {rules.ref}"
+            + ("" if rules.in_rules_table else " (round not in the rules table)"))
 
 
 def _warehouse_detail(metadata: dict[str, dict]) -> tuple[bool, str]:
