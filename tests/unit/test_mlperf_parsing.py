@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from pipelines.lib.mlperf import compliance
 from pipelines.lib.mlperf.mllog import (
     MLL,
@@ -145,3 +147,64 @@ def test_system_file_that_is_not_json_raises_a_clear_error():
 
     with pytest.raises(ValueError, match="not valid JSON"):
         parse_system(b":::MLLOG {...} copied log, not JSON", "Acme", "box")
+
+
+def test_a_rule_file_is_compiled_once_per_text_and_each_ruleset_judges_by_its_own():
+    """Rulesets that share a file's text share its compiled config; a file whose text differs is compiled on
+    its own and gives its own verdict, whichever ruleset was compiled first."""
+    import dataclasses
+
+    package = package_ruleset("v4.1")
+    name = "training_4.1.0/open_ssd.yaml"
+    stricter_text = package.texts[name].replace("v['value'] < 1.0", "v['value'] > 2.0")
+    assert stricter_text != package.texts[name]
+    stricter = dataclasses.replace(package, ref="stricter", files=tuple(
+        (n, stricter_text if n == name else t) for n, t in package.files))
+    lines = parse_log(_log(open_ssd_run(1_000_000, 10)), MLLOG).lines
+
+    for first, second in ((stricter, package), (package, stricter)):
+        compliance._COMPILED.clear()
+        compliance._COMPILED_TEXT.clear()
+        verdicts = {r.ref: compliance.check_log(lines, 0, r) for r in (first, second)}
+        assert verdicts[package.ref].passed
+        assert not verdicts["stricter"].passed
+        assert "Failed checks for eval_accuracy" in verdicts["stricter"].reason
+        common = "training_4.1.0/common.yaml"
+        assert compliance.load_config(package, common) is compliance.load_config(stricter, common)
+        assert compliance.load_config(package, name) is not compliance.load_config(stricter, name)
+
+
+@pytest.mark.slow  # starts worker processes
+def test_a_small_archive_is_scored_by_the_running_pool_and_a_pool_of_other_limits_is_replaced():
+    """A small archive is scored in this process unless a scoring pool is already running (a refresh's later
+    rounds), and then by that pool with the same rows. A pool started under other limits is not reused: its
+    workers would judge by the old ones."""
+    from pipelines.lib.io import limits
+    from pipelines.lib.mlperf import round_parser
+
+    log = _log(open_ssd_run(1_000_000, 10)).replace(b"\n", b"\r\n")
+    path = "Acme/results/box/ssd/result_0.txt"
+
+    def rows(scorer):
+        with scorer:
+            scorer.submit(path, log)
+            return scorer.results()
+
+    try:
+        round_parser.shutdown_pool()
+        here = round_parser.ResultScorer("v4.1", V41_RULES, 2, small=True)
+        assert here.pool is None
+        expected = rows(here)
+        started = round_parser.ResultScorer("v4.1", V41_RULES, 2)
+        assert started.pool is not None and round_parser.pool_running(2)
+        reused = round_parser.ResultScorer("v4.1", V41_RULES, 2, small=True)
+        assert reused.pool is started.pool
+        assert rows(reused) == expected and expected[0][1]["time_to_train_minutes"] == 10.0
+
+        limits.configure({"max_line_bytes": 4096})
+        assert not round_parser.pool_running(2)
+        assert round_parser.ResultScorer("v4.1", V41_RULES, 2, small=True).pool is None
+        replaced = round_parser.ResultScorer("v4.1", V41_RULES, 2)
+        assert replaced.pool is not None and replaced.pool is not started.pool
+    finally:
+        round_parser.shutdown_pool()

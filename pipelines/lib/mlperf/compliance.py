@@ -62,7 +62,10 @@ class _Config:
     end_checks: list
 
 
-_COMPILED: dict[tuple[str, str], _Config | None] = {}
+_COMPILED: dict[tuple[str, str], _Config | None] = {}  # (ruleset digest, file) → its compiled config
+# (file, text) → its compiled config: a file whose text another ruleset already had (a round's published
+# rules and today's share most files) is compiled once; compiling depends on nothing else.
+_COMPILED_TEXT: dict[tuple[str, str], _Config] = {}
 
 
 def load_config(ruleset: RuleSet, relative_path: str) -> _Config | None:
@@ -70,7 +73,12 @@ def load_config(ruleset: RuleSet, relative_path: str) -> _Config | None:
     key = (ruleset.digest, relative_path)
     if key not in _COMPILED:
         text = ruleset.config_text(relative_path)
-        _COMPILED[key] = None if text is None else _compile_config(relative_path, text)
+        if text is None:
+            _COMPILED[key] = None
+        else:
+            if (relative_path, text) not in _COMPILED_TEXT:
+                _COMPILED_TEXT[(relative_path, text)] = _compile_config(relative_path, text)
+            _COMPILED[key] = _COMPILED_TEXT[(relative_path, text)]
     return _COMPILED[key]
 
 

@@ -360,26 +360,35 @@ class ScoringDeadline(RoundRejected):
 
 
 # One pool per refresh process, started by the first round that needs it and kept for the next ones
-# (starting workers costs more than scoring a small round).
-_POOL: tuple[int, int, ProcessPoolExecutor] | None = None  # (owner pid, workers, pool)
+# (starting workers costs more than scoring a small round). Its workers hold the limits of when it started:
+# a pool of other limits (a later in-process refresh configured differently) is replaced.
+_POOL: tuple[tuple, ProcessPoolExecutor] | None = None  # ((owner pid, workers, limits), pool)
 _ROUND_KEYS = itertools.count()
+
+
+def _pool_key(workers: int) -> tuple:
+    return os.getpid(), workers, tuple(sorted(limits.current().items()))
+
+
+def pool_running(workers: int) -> bool:
+    """Whether this process already has a scoring pool of `workers` with today's limits."""
+    return _POOL is not None and _POOL[0] == _pool_key(workers)
 
 
 def _shared_pool(workers: int) -> ProcessPoolExecutor:
     global _POOL
+    if pool_running(workers):
+        return _POOL[1]
     if _POOL is not None:
-        pid, count, pool = _POOL
-        if pid == os.getpid() and count == workers:
-            return pool
-        if pid == os.getpid():
-            pool.shutdown(wait=False, cancel_futures=True)
+        if _POOL[0][0] == os.getpid():
+            _POOL[1].shutdown(wait=False, cancel_futures=True)
         _POOL = None
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload([__name__])
     # Workers exit when this process dies, not minutes later when their batch is done.
     pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker,
                                initargs=(os.getpid(), limits.current()))
-    _POOL = (os.getpid(), workers, pool)
+    _POOL = (_pool_key(workers), pool)
     return pool
 
 
@@ -391,8 +400,8 @@ def default_workers() -> int:
 def end_pool() -> None:
     """Kill this process's scoring workers now (a deadline passed): shutting down would wait for them."""
     global _POOL
-    if _POOL is not None and _POOL[0] == os.getpid():
-        pool = _POOL[2]
+    if _POOL is not None and _POOL[0][0] == os.getpid():
+        pool = _POOL[1]
         for process in list(getattr(pool, "_processes", {}).values()):  # the stdlib keeps no public handle
             process.kill()
         pool.shutdown(wait=False, cancel_futures=True)
@@ -402,8 +411,8 @@ def end_pool() -> None:
 def shutdown_pool() -> None:
     """Stop the scoring pool of this process, if any (its queues' semaphores are released with it)."""
     global _POOL
-    if _POOL is not None and _POOL[0] == os.getpid():
-        _POOL[2].shutdown(wait=True, cancel_futures=True)
+    if _POOL is not None and _POOL[0][0] == os.getpid():
+        _POOL[1].shutdown(wait=True, cancel_futures=True)
     _POOL = None
 
 
@@ -460,7 +469,8 @@ class ResultScorer:
         if workers is None:
             workers = default_workers()
         self.pool = None
-        if workers > 1 and not small:
+        # a small archive is scored here unless the refresh's pool is already running
+        if workers > 1 and (not small or pool_running(workers)):
             self.pool = _shared_pool(workers)
             self.round_key = f"{os.getpid()}-{next(_ROUND_KEYS)}"
             self.round_blob = pickle.dumps((round_version, rules), protocol=pickle.HIGHEST_PROTOCOL)
