@@ -11,10 +11,11 @@ loaded. The docs' settings page is generated from this module (`settings_referen
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, create_model, field_validator
 
 from pipelines.lib.io import limits
 from pipelines.lib.io.paths import DEFAULT_WAREHOUSE_DIR
@@ -36,83 +37,159 @@ from pipelines.lib.reference.sources import (
 )
 from pipelines.lib.warehouse.parameters import DEFAULT_PUE, PUE_SOURCE, BuildParameters
 
-CommaList = list[str]  # `a,b,c` in the environment (split by `_split`), not JSON
+
+class Secret:
+    """A secret setting's value: `get_secret_value()` gives it; repr and str never show it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str):
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    def __str__(self) -> str:
+        return "**********"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
 
 
-def _comma_list(value: object) -> object:
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
+# Readers: a setting's value from its variable's text (or a flag's value); ValueError says why it is not one.
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"not text: {value!r}")
     return value
 
 
-class BaseMlperfSettings(BaseModel):
-    """Sources, folders and behaviour. The limits are added below, one field per `lib.io.limits.LIMITS` entry.
-    A plain pydantic model filled by `load_settings` from the environment: pydantic-settings did the same
-    reading but cost a fifth of a second of imports on every command (a no-change refresh is ~0.4 s)."""
+def _path(value: object) -> Path:
+    if not isinstance(value, (str, Path)):
+        raise ValueError(f"not a path: {value!r}")
+    return Path(value)
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    warehouse_dir: Path = Field(DEFAULT_WAREHOUSE_DIR, description="where the warehouse lives (every command's "
-                                "--warehouse-dir); relative to the current directory")
-    rounds: CommaList = Field(_comma_list(DEFAULT_ROUNDS), description="the rounds a refresh loads "
-                              "(comma-separated; the refresh's --rounds)")
-    results_url_template: str = Field(DEFAULT_RESULTS_URL_TEMPLATE, description="where a round's results archive "
-                                      "is fetched ({version}: v4.1); http(s), file:// or a path")
-    hpc_rounds: CommaList = Field(_comma_list(DEFAULT_HPC_ROUNDS), description="the MLPerf HPC rounds a refresh "
-                                  "loads (comma-separated; the refresh's --rounds with --suites hpc)")
-    hpc_results_url_template: str = Field(DEFAULT_HPC_RESULTS_URL_TEMPLATE, description="where an MLPerf HPC "
-                                          "round's results archive is fetched ({version}: v3.0)")
-    inference_rounds: CommaList = Field(_comma_list(DEFAULT_INFERENCE_ROUNDS), description="the MLPerf Inference "
-                                        "rounds a refresh loads when the inference suite is on")
-    inference_results_url_template: str = Field(DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE, description="where an MLPerf "
-                                                "Inference round's results archive is fetched ({version}: v5.1)")
-    suites: CommaList = Field(["training", "hpc"], description="the MLPerf suites a refresh loads (comma-separated: "
-                              "training, hpc, inference; the refresh's --suites). Inference is opt-in: its upstream "
-                              "archives hold every detail log, gigabytes per round")
-    rules_url_template: str = Field(DEFAULT_RULES_URL_TEMPLATE, description="where the mlcommons/logging archive "
-                                    "of a rules ref is fetched ({ref})")
-    rules_default_ref: str | None = Field(None, description="the rules ref of a round rules_refs.csv does not "
-                                          "list (default: the newest ref of the table)")
-    trust_rules_refs: CommaList = Field([], description="rules refs used although their content is not the "
-                                        "digest rules_refs.csv pins (comma-separated; refresh --trust-rules-ref)")
-    accept_shrink: bool = Field(False, description="publish a round whose counted results shrank by more than "
-                                "max_shrink (refresh --accept-shrink)")
-    azure_prices_url: str = Field(DEFAULT_AZURE_URL, description="base URL of the Azure Retail Prices API")
-    aws_pricing_url: str = Field(DEFAULT_AWS_URL, description="base URL of the AWS Price List Bulk API")
-    gcp_billing_url: str = Field(DEFAULT_GCP_URL, description="base URL of the Google Cloud Billing Catalog API")
-    gcp_api_key: SecretStr | None = Field(None, description="API key of the Cloud Billing Catalog API (secret: "
-                                          "sent in a header, redacted everywhere); unset: the GCP API is skipped")
-    oci_prices_url: str = Field(DEFAULT_OCI_URL, description="base URL of Oracle Cloud's price list API")
-    price_catalog_url: str = Field(DEFAULT_CATALOG_URL, description="base URL of SkyPilot's catalog")
-    github_api_url: str = Field(DEFAULT_GITHUB_API_URL, description="GitHub's REST API, for round discovery")
-    github_token: SecretStr | None = Field(None, description="GitHub token for round discovery (secret; optional, "
-                                           "raises the rate limit)")
-    allowed_hosts: CommaList = Field([], description="hosts, besides each configured URL's own, whose links "
-                                     "(AWS currentVersionUrl, Azure NextPageLink, GitHub next) are followed")
-    electricity_usd_per_kwh: float | None = Field(None, gt=0, description="electricity price for energy costs, "
-                                                  "USD per kWh (unset: energy costs are not computed)")
-    pue: float = Field(DEFAULT_PUE, ge=1, le=5,
-                       description=f"power usage effectiveness applied to measured energy ({PUE_SOURCE})")
-    debug: bool = Field(False, description="show Dagster's errors with their tracebacks")
+def _comma_list(value: object) -> list[str]:
+    """`a,b,c` in the environment (not JSON), or a list given by a flag."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise ValueError(f"not a comma-separated list: {value!r}")
 
-    @field_validator("rounds", "hpc_rounds", "inference_rounds", "suites", "trust_rules_refs", "allowed_hosts",
-                     mode="before")
-    @classmethod
-    def _split(cls, value: object) -> object:
-        return _comma_list(value)
 
-    @field_validator("rounds", "hpc_rounds", "inference_rounds")
-    @classmethod
-    def _rounds(cls, value: list[str]) -> list[str]:
-        return [normalize_round(r) for r in value]
+def _rounds(value: object) -> list[str]:
+    return [normalize_round(r) for r in _comma_list(value)]
 
-    @field_validator("suites")
-    @classmethod
-    def _suites(cls, value: list[str]) -> list[str]:
-        from pipelines.lib.mlperf.suites import suite_named
 
-        return [suite_named(s).name for s in value]
+def _suites(value: object) -> list[str]:
+    from pipelines.lib.mlperf.suites import suite_named
 
+    return [suite_named(s).name for s in _comma_list(value)]
+
+
+_TRUE, _FALSE = {"1", "true", "t", "yes", "y", "on"}, {"0", "false", "f", "no", "n", "off"}
+
+
+def _flag(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError(f"not true or false: {value!r}")
+
+
+def _number(low: float | None = None, high: float | None = None, above: float | None = None) -> Callable:
+    """A finite number, at least `low`, at most `high` and greater than `above` where given."""
+    def read(value: object) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ValueError(f"not a number: {value!r}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"not a number: {value!r}") from None
+        if math.isnan(number) or (low is not None and number < low) or (high is not None and number > high) \
+                or (above is not None and number <= above):
+            bounds = [f"at least {low:g}" if low is not None else "", f"at most {high:g}" if high is not None else "",
+                      f"greater than {above:g}" if above is not None else ""]
+            raise ValueError(f"{value!r} is not a number {' and '.join(b for b in bounds if b) or 'at all'}")
+        return number
+    return read
+
+
+def _secret(value: object) -> Secret:
+    return value if isinstance(value, Secret) else Secret(_text(value))
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One setting: its default, what it sets (the docs' settings page), and how its value is read."""
+
+    default: object
+    description: str
+    read: Callable[[object], object]
+
+
+def _optional(read: Callable[[object], object]) -> Callable[[object], object]:
+    return lambda value: None if value is None else read(value)
+
+
+SETTINGS: dict[str, Setting] = {
+    "warehouse_dir": Setting(DEFAULT_WAREHOUSE_DIR, "where the warehouse lives (every command's --warehouse-dir); "
+                             "relative to the current directory", _path),
+    "rounds": Setting(_comma_list(DEFAULT_ROUNDS), "the rounds a refresh loads (comma-separated; the refresh's "
+                      "--rounds)", _rounds),
+    "results_url_template": Setting(DEFAULT_RESULTS_URL_TEMPLATE, "where a round's results archive is fetched "
+                                    "({version}: v4.1); http(s), file:// or a path", _text),
+    "hpc_rounds": Setting(_comma_list(DEFAULT_HPC_ROUNDS), "the MLPerf HPC rounds a refresh loads (comma-separated; "
+                          "the refresh's --rounds with --suites hpc)", _rounds),
+    "hpc_results_url_template": Setting(DEFAULT_HPC_RESULTS_URL_TEMPLATE, "where an MLPerf HPC round's results "
+                                        "archive is fetched ({version}: v3.0)", _text),
+    "inference_rounds": Setting(_comma_list(DEFAULT_INFERENCE_ROUNDS), "the MLPerf Inference rounds a refresh "
+                                "loads when the inference suite is on", _rounds),
+    "inference_results_url_template": Setting(DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE, "where an MLPerf Inference "
+                                              "round's results archive is fetched ({version}: v5.1)", _text),
+    "suites": Setting(["training", "hpc"], "the MLPerf suites a refresh loads (comma-separated: training, hpc, "
+                      "inference; the refresh's --suites). Inference is opt-in: its upstream archives hold every "
+                      "detail log, gigabytes per round", _suites),
+    "rules_url_template": Setting(DEFAULT_RULES_URL_TEMPLATE, "where the mlcommons/logging archive of a rules ref "
+                                  "is fetched ({ref})", _text),
+    "rules_default_ref": Setting(None, "the rules ref of a round rules_refs.csv does not list (default: the "
+                                 "newest ref of the table)", _optional(_text)),
+    "trust_rules_refs": Setting([], "rules refs used although their content is not the digest rules_refs.csv "
+                                "pins (comma-separated; refresh --trust-rules-ref)", _comma_list),
+    "accept_shrink": Setting(False, "publish a round whose counted results shrank by more than max_shrink "
+                             "(refresh --accept-shrink)", _flag),
+    "azure_prices_url": Setting(DEFAULT_AZURE_URL, "base URL of the Azure Retail Prices API", _text),
+    "aws_pricing_url": Setting(DEFAULT_AWS_URL, "base URL of the AWS Price List Bulk API", _text),
+    "gcp_billing_url": Setting(DEFAULT_GCP_URL, "base URL of the Google Cloud Billing Catalog API", _text),
+    "gcp_api_key": Setting(None, "API key of the Cloud Billing Catalog API (secret: sent in a header, redacted "
+                           "everywhere); unset: the GCP API is skipped", _optional(_secret)),
+    "oci_prices_url": Setting(DEFAULT_OCI_URL, "base URL of Oracle Cloud's price list API", _text),
+    "price_catalog_url": Setting(DEFAULT_CATALOG_URL, "base URL of SkyPilot's catalog", _text),
+    "github_api_url": Setting(DEFAULT_GITHUB_API_URL, "GitHub's REST API, for round discovery", _text),
+    "github_token": Setting(None, "GitHub token for round discovery (secret; optional, raises the rate limit)",
+                            _optional(_secret)),
+    "allowed_hosts": Setting([], "hosts, besides each configured URL's own, whose links (AWS currentVersionUrl, "
+                             "Azure NextPageLink, GitHub next) are followed", _comma_list),
+    "electricity_usd_per_kwh": Setting(None, "electricity price for energy costs, USD per kWh (unset: energy "
+                                       "costs are not computed)", _optional(_number(above=0))),
+    "pue": Setting(DEFAULT_PUE, f"power usage effectiveness applied to measured energy ({PUE_SOURCE})",
+                   _number(low=1, high=5)),
+    "debug": Setting(False, "show Dagster's errors with their tracebacks", _flag),
+    # the limits, one per `lib.io.limits.LIMITS` entry (checked by `limits.check` once read)
+    **{name: Setting(default, what, _number()) for name, (default, what) in limits.LIMITS.items()},
+}
+SECRETS = ("gcp_api_key", "github_token")  # Secret values: never shown, logged or stored
+
+
+class _SettingsMethods:
     def build_parameters(self) -> BuildParameters:
         return BuildParameters(self.electricity_usd_per_kwh, self.pue)
 
@@ -122,7 +199,8 @@ class BaseMlperfSettings(BaseModel):
     def fingerprint(self) -> dict[str, object]:
         """Every setting as a refresh's request records it: secrets only as whether they are set."""
         out: dict[str, object] = {}
-        for name, value in self.model_dump().items():
+        for name in SETTINGS:
+            value = getattr(self, name)
             if name in SECRETS:
                 out[name] = "set" if value is not None else None
             elif name != "debug":
@@ -130,45 +208,45 @@ class BaseMlperfSettings(BaseModel):
         return out
 
 
-SECRETS = ("gcp_api_key", "github_token")  # SecretStr fields: never shown, logged or stored
-
-
-def _limit_field(name: str) -> tuple[type, object]:
-    default, what = limits.LIMITS[name]
-    return float, Field(default, description=what)
-
-
-Settings = create_model(
-    "Settings", __base__=BaseMlperfSettings, __doc__="Every setting of mlperf-warehouse (MLPERF_<NAME>).",
-    **{name: _limit_field(name) for name in limits.LIMITS})
+# One frozen field per setting. A plain dataclass, not a pydantic model: pydantic's import was half of a
+# no-change refresh (0.15 of 0.3 s), which every command paid.
+Settings = dataclasses.make_dataclass(
+    "Settings", [(name, object) for name in SETTINGS], bases=(_SettingsMethods,), frozen=True,
+    namespace={"__doc__": "Every setting of mlperf-warehouse (MLPERF_<NAME>): SETTINGS says what each is."})
+Settings.__module__ = __name__
 
 
 def _from_environment() -> dict[str, str]:
-    """Each field's `MLPERF_<NAME>` variable that is set and not empty (the name in any letter case)."""
+    """Each setting's `MLPERF_<NAME>` variable that is set and not empty (the name in any letter case)."""
     prefix = limits.ENV_PREFIX.lower()
     environment = {name.lower(): value for name, value in os.environ.items() if name.lower().startswith(prefix)}
-    return {field: environment[prefix + field] for field in Settings.model_fields if environment.get(prefix + field)}
+    return {name: environment[prefix + name] for name in SETTINGS if environment.get(prefix + name)}
 
 
-def load_settings(**overrides) -> BaseMlperfSettings:
-    """The settings: each field's environment variable, else its default; `overrides` (the CLI's flags, None
+def load_settings(**overrides) -> Settings:
+    """The settings: each setting's environment variable, else its default; `overrides` (the CLI's flags, None
     meaning not given) win. A value that is not valid raises ValueError naming its variable."""
     given = _from_environment() | {k: v for k, v in overrides.items() if v is not None}
-    try:
-        settings = Settings(**given)
-    except Exception as exc:  # pydantic's ValidationError: name the variables, not the model
-        from pydantic import ValidationError
-
-        if not isinstance(exc, ValidationError):
-            raise
-        problems = "; ".join(f"{limits.ENV_PREFIX}{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors())
-        raise ValueError(f"invalid setting: {problems}") from None
+    values, problems = {}, []
+    for name in given.keys() - SETTINGS.keys():
+        problems.append(f"{limits.ENV_PREFIX}{name.upper()}: no such setting")
+    for name, setting in SETTINGS.items():
+        if name not in given:
+            values[name] = setting.default
+            continue
+        try:
+            values[name] = setting.read(given[name])
+        except ValueError as exc:
+            problems.append(f"{limits.ENV_PREFIX}{name.upper()}: {exc}")
+    if problems:
+        raise ValueError("invalid setting: " + "; ".join(sorted(problems)))
+    settings = Settings(**values)
     for name, value in settings.limit_values().items():
         limits.check(name, value)
     return settings
 
 
-def apply(settings: BaseMlperfSettings) -> BaseMlperfSettings:
+def apply(settings: Settings) -> Settings:
     """Give the plain-function layer what it needs of the settings, for this process."""
     from pipelines.lib.io.http import configure_allowed_hosts
     from pipelines.lib.io.paths import configure_warehouse_dir
@@ -202,7 +280,7 @@ def _shown(name: str, value: object) -> str:
 def settings_reference() -> str:
     """Markdown table of every setting: variable, default, what it does (docs/pages/settings.md)."""
     lines = ["| variable | default | what it sets |", "|---|---|---|"]
-    for name, field in Settings.model_fields.items():
-        default = _shown(name, field.default)
-        lines.append(f"| `{limits.ENV_PREFIX}{name.upper()}` | `{default}` | {field.description} |")
+    for name, setting in SETTINGS.items():
+        default = _shown(name, setting.default)
+        lines.append(f"| `{limits.ENV_PREFIX}{name.upper()}` | `{default}` | {setting.description} |")
     return "\n".join(lines) + "\n"

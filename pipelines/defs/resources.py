@@ -10,7 +10,7 @@ from pipelines.lib.reference.sources import (
     DEFAULT_RULES_URL_TEMPLATE,
 )
 from pipelines.lib.warehouse.parameters import DEFAULT_PUE
-from pipelines.settings import BaseMlperfSettings, apply, load_settings
+from pipelines.settings import Settings, apply, load_settings
 
 
 class Downloads(dg.ConfigurableResource):
@@ -74,7 +74,7 @@ class BuildAssumptions(dg.ConfigurableResource):
         return BuildParameters(self.electricity_usd_per_kwh, self.pue)
 
 
-def build_assumptions_from_settings(settings: BaseMlperfSettings | None = None) -> BuildAssumptions:
+def build_assumptions_from_settings(settings: Settings | None = None) -> BuildAssumptions:
     settings = settings or load_settings()
     return BuildAssumptions(electricity_usd_per_kwh=settings.electricity_usd_per_kwh, pue=settings.pue)
 
@@ -92,7 +92,7 @@ class WarehouseLocation(dg.ConfigurableResource):
         return Path(self.directory).resolve() if self.directory else warehouse_dir()
 
 
-def results_source_from_settings(settings: BaseMlperfSettings | None = None, *, url_template: str | None = None,
+def results_source_from_settings(settings: Settings | None = None, *, url_template: str | None = None,
                                  rules_template: str | None = None, accept_shrink: bool | None = None,
                                  trusted_rules_refs: list[str] | None = None, hpc_url_template: str | None = None,
                                  inference_url_template: str | None = None, **overrides) -> MlperfResultsSource:
@@ -109,7 +109,7 @@ def results_source_from_settings(settings: BaseMlperfSettings | None = None, *, 
         rules_default_ref=settings.rules_default_ref, **overrides)
 
 
-def warehouse_location_from_settings(settings: BaseMlperfSettings | None = None) -> WarehouseLocation:
+def warehouse_location_from_settings(settings: Settings | None = None) -> WarehouseLocation:
     return WarehouseLocation(directory=str((settings or load_settings()).warehouse_dir.resolve()))
 
 

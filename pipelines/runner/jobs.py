@@ -21,10 +21,10 @@ from pipelines.lib.staging.files import staged_files
 from pipelines.lib.warehouse.coverage import round_coverage
 from pipelines.lib.warehouse.summary import RefreshSummary, StepOutcome, check_detail
 from pipelines.runner.runs import job_resources, materialized_metadata, run_error, run_job
-from pipelines.settings import BaseMlperfSettings, apply, load_settings
+from pipelines.settings import Settings, apply, load_settings
 
 
-def refresh(rounds: list[str], settings: BaseMlperfSettings | None = None, **kwargs) -> RefreshSummary:
+def refresh(rounds: list[str], settings: Settings | None = None, **kwargs) -> RefreshSummary:
     """Fetch and stage the Training `rounds` (the HPC rounds of `hpc_rounds=`, and prices), build, check and
     publish; the outcome is recorded for `status`.
     `settings`: the operator's (default: read from the environment now), applied to this process."""
@@ -56,7 +56,7 @@ def _refresh_on(
     rounds: list[str],
     instance: dg.DagsterInstance,
     *,
-    settings: BaseMlperfSettings,
+    settings: Settings,
     url_template: str | None = None,
     rules_template: str | None = None,
     hpc_rounds: list[str] | tuple[str, ...] = (),

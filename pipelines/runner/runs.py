@@ -8,7 +8,7 @@ import functools
 import dagster as dg
 
 from pipelines.lib.warehouse.summary import is_unreachable, readable_error
-from pipelines.settings import BaseMlperfSettings
+from pipelines.settings import Settings
 
 
 def run_config(debug: bool) -> dict:
@@ -41,7 +41,7 @@ def run_job(name: str, instance: dg.DagsterInstance, resources: dict, partition_
                                         raise_on_error=False, run_config=run_config(debug), tags=CLI_RUN_TAGS)
 
 
-def job_resources(settings: BaseMlperfSettings, *, url_template: str | None = None, rules_template: str | None = None,
+def job_resources(settings: Settings, *, url_template: str | None = None, rules_template: str | None = None,
                   accept_shrink: bool = False, backoff_seconds: float = 1.0, price_sources=None,
                   trusted_rules_refs: tuple[str, ...] = (), hpc_url_template: str | None = None,
                   inference_url_template: str | None = None) -> dict:

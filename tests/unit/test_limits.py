@@ -7,7 +7,7 @@ from pipelines.lib.io import limits
 from pipelines.lib.io.limits import LIMITS, SHARES, MiB, limit, share
 from pipelines.lib.mlperf.rules import RulesError, ruleset_from_archive
 from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK
-from pipelines.settings import Settings, load_settings
+from pipelines.settings import SETTINGS, load_settings
 from support.logs import make_rules_archive
 
 RULE = "training_4.1.0/common.yaml"
@@ -16,7 +16,7 @@ RULE = "training_4.1.0/common.yaml"
 def test_every_limit_is_a_setting_with_its_default_and_what_it_bounds():
     for name, (default, what) in LIMITS.items():
         assert default > 0 and what, name
-        assert name in Settings.model_fields and Settings.model_fields[name].default == default
+        assert name in SETTINGS and SETTINGS[name].default == default
         assert (share(name) if name in SHARES else limit(name)) == default
 
 

@@ -8,7 +8,7 @@ from pipelines.lib.reference.sources import (
     DEFAULT_GCP_URL,
     DEFAULT_OCI_URL,
 )
-from pipelines.settings import BaseMlperfSettings, load_settings
+from pipelines.settings import Settings, load_settings
 
 
 class PriceSources(Downloads):
@@ -31,7 +31,7 @@ class PriceSources(Downloads):
         return self.retry_policy(timeout=(self.connect_timeout, self.read_timeout), max_bytes=self.max_response_bytes)
 
 
-def price_sources_from_settings(settings: BaseMlperfSettings | None = None, **overrides) -> PriceSources:
+def price_sources_from_settings(settings: Settings | None = None, **overrides) -> PriceSources:
     """PriceSources from the settings (default: loaded now); keyword arguments win."""
     settings = settings or load_settings()
     values = dict(
