@@ -12,6 +12,7 @@ and its snippets compiled (into closures) once per process, and a log is parsed 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -63,9 +64,6 @@ class _Config:
 
 
 _COMPILED: dict[tuple[str, str], _Config | None] = {}  # (ruleset digest, file) → its compiled config
-# (file, text) → its compiled config: a file whose text another ruleset already had (a round's published
-# rules and today's share most files) is compiled once; compiling depends on nothing else.
-_COMPILED_TEXT: dict[tuple[str, str], _Config] = {}
 
 
 def load_config(ruleset: RuleSet, relative_path: str) -> _Config | None:
@@ -73,12 +71,7 @@ def load_config(ruleset: RuleSet, relative_path: str) -> _Config | None:
     key = (ruleset.digest, relative_path)
     if key not in _COMPILED:
         text = ruleset.config_text(relative_path)
-        if text is None:
-            _COMPILED[key] = None
-        else:
-            if (relative_path, text) not in _COMPILED_TEXT:
-                _COMPILED_TEXT[(relative_path, text)] = _compile_config(relative_path, text)
-            _COMPILED[key] = _COMPILED_TEXT[(relative_path, text)]
+        _COMPILED[key] = None if text is None else _compile_config(relative_path, text)
     return _COMPILED[key]
 
 
@@ -95,6 +88,9 @@ def validate_ruleset(ruleset: RuleSet) -> None:
             _COMPILED.pop((ruleset.digest, name), None)
 
 
+# Compiling depends on the file's name and text alone: a file another ruleset already had (a round's published
+# rules and today's share most files; every release carries the older versions' files) is compiled once.
+@functools.cache
 def _compile_config(relative_path: str, text: str) -> _Config:
     records = yaml.load(text, Loader=_Loader) or []
     trees = []

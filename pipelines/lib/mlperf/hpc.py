@@ -20,6 +20,7 @@ from pipelines.lib.mlperf.round_parser import (
     check_round_declared,
     quarantine,
     quarantine_unscored_run,
+    small_archive,
 )
 from pipelines.lib.mlperf.suites import HPC
 
@@ -44,7 +45,7 @@ def parse_hpc_round(archive, round_version: str, rules: RoundRules, workers: int
     """All tables of one HPC round; result logs are scored like Training's (round_parser.ResultScorer)."""
     tables = RoundTables()
     keys: dict[str, tuple[str, str, str, bool, str]] = {}
-    with ResultScorer(round_version, rules, workers, small=archive.stat().st_size < 4 << 20) as scorer:
+    with ResultScorer(round_version, rules, workers, small=small_archive(archive)) as scorer:
         for member in iter_members(archive):
             _route(tables, scorer, keys, round_version, member)
         for path, row, _events in scorer.results():

@@ -243,7 +243,7 @@ def parse_round(archive: Path, round_version: str, rules: RoundRules, workers: i
     """All tables of one round. Result logs are scored on `workers` processes (default: one per
     core, capped at 4; 1 scores in this process), in archive order."""
     tables = RoundTables()
-    with ResultScorer(round_version, rules, workers, small=archive.stat().st_size < 4 << 20) as scorer:
+    with ResultScorer(round_version, rules, workers, small=small_archive(archive)) as scorer:
         for member in iter_members(archive):
             _route(tables, scorer, round_version, member)
         for path, row, events in scorer.results():
@@ -360,10 +360,16 @@ class ScoringDeadline(RoundRejected):
 
 
 # One pool per refresh process, started by the first round that needs it and kept for the next ones
-# (starting workers costs more than scoring a small round). Its workers hold the limits of when it started:
+# (starting workers costs more than scoring a small round: an archive under SMALL_ARCHIVE_BYTES is scored in
+# the refresh's own process unless the pool is already running). Its workers hold the limits of when it started:
 # a pool of other limits (a later in-process refresh configured differently) is replaced.
 _POOL: tuple[tuple, ProcessPoolExecutor] | None = None  # ((owner pid, workers, limits), pool)
 _ROUND_KEYS = itertools.count()
+SMALL_ARCHIVE_BYTES = 4 << 20
+
+
+def small_archive(path: Path) -> bool:
+    return path.stat().st_size < SMALL_ARCHIVE_BYTES
 
 
 def _pool_key(workers: int) -> tuple:
@@ -375,14 +381,17 @@ def pool_running(workers: int) -> bool:
     return _POOL is not None and _POOL[0] == _pool_key(workers)
 
 
+def _own_pool() -> ProcessPoolExecutor | None:
+    """This process's pool (a forked child sees its parent's, which is not its own)."""
+    return _POOL[1] if _POOL is not None and _POOL[0][0] == os.getpid() else None
+
+
 def _shared_pool(workers: int) -> ProcessPoolExecutor:
     global _POOL
     if pool_running(workers):
         return _POOL[1]
-    if _POOL is not None:
-        if _POOL[0][0] == os.getpid():
-            _POOL[1].shutdown(wait=False, cancel_futures=True)
-        _POOL = None
+    if (stale := _own_pool()) is not None:
+        stale.shutdown(wait=False, cancel_futures=True)
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload([__name__])
     # Workers exit when this process dies, not minutes later when their batch is done.
@@ -400,8 +409,7 @@ def default_workers() -> int:
 def end_pool() -> None:
     """Kill this process's scoring workers now (a deadline passed): shutting down would wait for them."""
     global _POOL
-    if _POOL is not None and _POOL[0][0] == os.getpid():
-        pool = _POOL[1]
+    if (pool := _own_pool()) is not None:
         for process in list(getattr(pool, "_processes", {}).values()):  # the stdlib keeps no public handle
             process.kill()
         pool.shutdown(wait=False, cancel_futures=True)
@@ -411,8 +419,8 @@ def end_pool() -> None:
 def shutdown_pool() -> None:
     """Stop the scoring pool of this process, if any (its queues' semaphores are released with it)."""
     global _POOL
-    if _POOL is not None and _POOL[0][0] == os.getpid():
-        _POOL[1].shutdown(wait=True, cancel_futures=True)
+    if (pool := _own_pool()) is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
     _POOL = None
 
 
