@@ -106,7 +106,11 @@ def _flag(value: object) -> bool:
 
 
 def _number(low: float | None = None, high: float | None = None, above: float | None = None) -> Callable:
-    """A finite number, at least `low`, at most `high` and greater than `above` where given."""
+    """A number (not NaN), at least `low`, at most `high` and greater than `above` where given."""
+    bounds = " and ".join([*([f"at least {low:g}"] if low is not None else []),
+                           *([f"at most {high:g}"] if high is not None else []),
+                           *([f"greater than {above:g}"] if above is not None else [])]) or "at all"
+
     def read(value: object) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
             raise ValueError(f"not a number: {value!r}")
@@ -116,28 +120,23 @@ def _number(low: float | None = None, high: float | None = None, above: float | 
             raise ValueError(f"not a number: {value!r}") from None
         if math.isnan(number) or (low is not None and number < low) or (high is not None and number > high) \
                 or (above is not None and number <= above):
-            bounds = [f"at least {low:g}" if low is not None else "", f"at most {high:g}" if high is not None else "",
-                      f"greater than {above:g}" if above is not None else ""]
-            raise ValueError(f"{value!r} is not a number {' and '.join(b for b in bounds if b) or 'at all'}")
+            raise ValueError(f"{value!r} is not a number {bounds}")
         return number
     return read
 
 
 def _secret(value: object) -> Secret:
-    return value if isinstance(value, Secret) else Secret(_text(value))
+    return Secret(_text(value))
 
 
 @dataclasses.dataclass(frozen=True)
 class Setting:
-    """One setting: its default, what it sets (the docs' settings page), and how its value is read."""
+    """One setting: its default, what it sets (the docs' settings page), and how a value given for it is read
+    (never None: an empty variable or a flag not given leaves the default, which may be None)."""
 
     default: object
     description: str
     read: Callable[[object], object]
-
-
-def _optional(read: Callable[[object], object]) -> Callable[[object], object]:
-    return lambda value: None if value is None else read(value)
 
 
 SETTINGS: dict[str, Setting] = {
@@ -161,7 +160,7 @@ SETTINGS: dict[str, Setting] = {
     "rules_url_template": Setting(DEFAULT_RULES_URL_TEMPLATE, "where the mlcommons/logging archive of a rules ref "
                                   "is fetched ({ref})", _text),
     "rules_default_ref": Setting(None, "the rules ref of a round rules_refs.csv does not list (default: the "
-                                 "newest ref of the table)", _optional(_text)),
+                                 "newest ref of the table)", _text),
     "trust_rules_refs": Setting([], "rules refs used although their content is not the digest rules_refs.csv "
                                 "pins (comma-separated; refresh --trust-rules-ref)", _comma_list),
     "accept_shrink": Setting(False, "publish a round whose counted results shrank by more than max_shrink "
@@ -170,16 +169,16 @@ SETTINGS: dict[str, Setting] = {
     "aws_pricing_url": Setting(DEFAULT_AWS_URL, "base URL of the AWS Price List Bulk API", _text),
     "gcp_billing_url": Setting(DEFAULT_GCP_URL, "base URL of the Google Cloud Billing Catalog API", _text),
     "gcp_api_key": Setting(None, "API key of the Cloud Billing Catalog API (secret: sent in a header, redacted "
-                           "everywhere); unset: the GCP API is skipped", _optional(_secret)),
+                           "everywhere); unset: the GCP API is skipped", _secret),
     "oci_prices_url": Setting(DEFAULT_OCI_URL, "base URL of Oracle Cloud's price list API", _text),
     "price_catalog_url": Setting(DEFAULT_CATALOG_URL, "base URL of SkyPilot's catalog", _text),
     "github_api_url": Setting(DEFAULT_GITHUB_API_URL, "GitHub's REST API, for round discovery", _text),
     "github_token": Setting(None, "GitHub token for round discovery (secret; optional, raises the rate limit)",
-                            _optional(_secret)),
+                            _secret),
     "allowed_hosts": Setting([], "hosts, besides each configured URL's own, whose links (AWS currentVersionUrl, "
                              "Azure NextPageLink, GitHub next) are followed", _comma_list),
     "electricity_usd_per_kwh": Setting(None, "electricity price for energy costs, USD per kWh (unset: energy "
-                                       "costs are not computed)", _optional(_number(above=0))),
+                                       "costs are not computed)", _number(above=0)),
     "pue": Setting(DEFAULT_PUE, f"power usage effectiveness applied to measured energy ({PUE_SOURCE})",
                    _number(low=1, high=5)),
     "debug": Setting(False, "show Dagster's errors with their tracebacks", _flag),
