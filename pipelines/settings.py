@@ -185,7 +185,8 @@ SETTINGS: dict[str, Setting] = {
     # the limits, one per `lib.io.limits.LIMITS` entry (checked by `limits.check` once read)
     **{name: Setting(default, what, _number()) for name, (default, what) in limits.LIMITS.items()},
 }
-SECRETS = ("gcp_api_key", "github_token")  # Secret values: never shown, logged or stored
+# The settings read as Secret values (never shown, logged or stored): named by their reader alone.
+SECRETS = tuple(name for name, setting in SETTINGS.items() if setting.read is _secret)
 
 
 class _SettingsMethods:

@@ -69,8 +69,6 @@ def _package_rules_stand_in(request, monkeypatch):
     pinned one. A test marked `pinned_rules_only` sees the pins alone."""
     if request.node.get_closest_marker("pinned_rules_only"):
         return
-    from pipelines.lib.mlperf import rules
-    from support.logs import package_rules_digest
+    from support.logs import accept_package_rules
 
-    pinned = rules.accepted_digests
-    monkeypatch.setattr(rules, "accepted_digests", lambda ref: pinned(ref) | {package_rules_digest(ref)})
+    accept_package_rules(monkeypatch)

@@ -2,6 +2,7 @@
 and the previously published warehouse left readable and unchanged."""
 
 import hashlib
+import shutil
 import tarfile
 
 import duckdb
@@ -9,7 +10,8 @@ import pytest
 
 from pipelines.runner.jobs import refresh
 from support.http_server import Drop, LoopbackServer, Status
-from support.logs import make_archive, open_ssd_run, serve_package_rules, system_json
+from support.logs import accept_package_rules, make_archive, open_ssd_run, serve_package_rules, system_json
+from support.paths import copy_warehouse
 
 pytestmark = [pytest.mark.slow]
 
@@ -32,16 +34,31 @@ def _tree(root):
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
-@pytest.fixture
-def served(tmp_path, warehouse):
-    """A good round published once; yields (server, served dir, warehouse, published digest)."""
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def published_once(tmp_path_factory):
+    """A good round served and published once for the module: (served dir, warehouse)."""
+    root = tmp_path_factory.mktemp("published-once")
+    site, warehouse = root / "site", root / "warehouse"
     site.mkdir()
+    warehouse.mkdir()
     (site / ARCHIVE).write_bytes(make_archive(_good_members()))
     serve_package_rules(site, ROUND)
-    with LoopbackServer(site) as server:
+    with pytest.MonkeyPatch.context() as env, LoopbackServer(site) as server:
+        env.setenv("MLPERF_WAREHOUSE_DIR", str(warehouse))
+        accept_package_rules(env)  # as every test does (tests/conftest.py)
         first = _refresh(server)
-        assert first.ok and first.published, first.render()
+    assert first.ok and first.published, first.render()
+    return site, warehouse
+
+
+@pytest.fixture
+def served(published_once, tmp_path, warehouse):
+    """A copy of the module's published round and of what it served; yields (server, served dir, warehouse,
+    published digest)."""
+    site = tmp_path / "site"
+    shutil.copytree(published_once[0], site)
+    copy_warehouse(published_once[1], warehouse)
+    with LoopbackServer(site) as server:
         yield server, site, warehouse, _digest(warehouse / "mlperf.duckdb")
 
 

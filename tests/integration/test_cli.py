@@ -17,12 +17,11 @@ from pipelines.commands.query import format_cell, render_table
 from pipelines.commands.shell import duckdb_cli
 from pipelines.lib.prices.curated import load_curated_prices
 from pipelines.lib.prices.fetch import stage_prices
+from support.cli import CLI
 from support.mini_warehouse import build_warehouse
 from support.paths import PROJECT_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
-
-CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 
 
 @pytest.fixture(scope="module")

@@ -3,18 +3,16 @@
 import os
 import socket
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from pipelines.lib.io.http import FetchError, RetryPolicy, fetch_to_file
 from pipelines.lib.reference.sources import DEFAULT_HPC_ROUNDS, DEFAULT_ROUNDS
+from support.cli import CLI
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
-CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 ROUNDS = DEFAULT_ROUNDS.split(",")
 HPC_ROUNDS = DEFAULT_HPC_ROUNDS.split(",")
 PRICE_URLS = ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_BILLING_URL", "MLPERF_OCI_PRICES_URL",

@@ -13,19 +13,20 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from support.cli import CLI, in_process
 from support.logs import serve_package_rules, write_ssd_archive
 from support.paths import PROJECT_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
-CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 ROOT = PROJECT_ROOT
-
-
+REFRESH = ["refresh", "--rounds", "v4.1", "--no-prices"]
 
 
 @pytest.fixture
-def env(tmp_path, warehouse):
+def env(tmp_path, warehouse, monkeypatch, capsys):
+    """The environment of a refresh of a 3-system v4.1 mirror, the warehouse, the mirror, and `refresh()`:
+    the next refresh, run in this process (a refresh in a process of its own is what a test is about)."""
     site = tmp_path / "site"
     site.mkdir()
     environment = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse), "PYTHONPATH": str(ROOT),
@@ -34,12 +35,7 @@ def env(tmp_path, warehouse):
                                 # the package's rules stand in for the release
                                 "MLPERF_TRUST_RULES_REFS": "4.1.0-rc4"}
     write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=3)
-    return environment, warehouse, site
-
-
-def _refresh(environment) -> subprocess.CompletedProcess:
-    return subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment,
-                          capture_output=True, text=True)
+    return environment, warehouse, site, lambda: in_process(REFRESH, environment, monkeypatch, capsys)
 
 
 def _opens(path: Path) -> int:
@@ -61,13 +57,13 @@ with refresh_lock(Path(sys.argv[1])):
 
 
 def test_a_second_refresh_exits_naming_the_running_one_and_a_killed_holder_frees_the_lock(env):
-    environment, warehouse, _ = env
+    environment, warehouse, _, refresh = env
     holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(warehouse)], env=environment,
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
         started = time.monotonic()
-        second = _refresh(environment)
+        second = subprocess.run(CLI + REFRESH, env=environment, capture_output=True, text=True)
         assert second.returncode == 1
         assert f"another refresh (pid {holder.pid}" in second.stderr and "does nothing" in second.stderr
         assert time.monotonic() - started < 20  # it did not wait, and did nothing
@@ -76,14 +72,14 @@ def test_a_second_refresh_exits_naming_the_running_one_and_a_killed_holder_frees
     finally:
         holder.send_signal(signal.SIGKILL)
         holder.wait()
-    done = _refresh(environment)  # the kernel released the dead holder's lock
+    done = refresh()  # the kernel released the dead holder's lock
     assert done.returncode == 0, done.stdout + done.stderr
     assert _opens(warehouse / "mlperf.duckdb") == 15
 
 
 def test_the_next_refresh_removes_stale_files_and_rebuilds_a_truncated_published_file(env):
-    environment, warehouse, _ = env
-    assert _refresh(environment).returncode == 0
+    environment, warehouse, _, refresh = env
+    assert refresh().returncode == 0
     published = warehouse / "mlperf.duckdb"
     old = time.time() - 3600
     stale = [warehouse / "raw" / "mlperf" / ".training_results_v4.1.tar.gz.0123456789ab.tmp",
@@ -103,7 +99,7 @@ def test_the_next_refresh_removes_stale_files_and_rebuilds_a_truncated_published
     assert status.returncode == 0, status.stderr
     assert "published file DAMAGED" in status.stdout and "last refresh: ok" in status.stdout
 
-    done = _refresh(environment)
+    done = refresh()
     assert done.returncode == 0, done.stdout + done.stderr
     assert [p for p in stale if p.exists()] == []
     assert _opens(published) == 15
@@ -111,17 +107,17 @@ def test_the_next_refresh_removes_stale_files_and_rebuilds_a_truncated_published
 
 
 def test_a_published_file_replaced_by_garbage_is_republished_from_the_newest_good_build(env):
-    environment, warehouse, site = env
-    assert _refresh(environment).returncode == 0
+    _, warehouse, site, refresh = env
+    assert refresh().returncode == 0
     write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=4)
-    assert _refresh(environment).returncode == 0
+    assert refresh().returncode == 0
     published = warehouse / "mlperf.duckdb"
     newest = sorted((warehouse / "builds").glob("mlperf-*.duckdb"))[-1]
     garbage = warehouse / "garbage"
     garbage.write_bytes(b"not a database" * 100)
     os.replace(garbage, published)
 
-    done = _refresh(environment)
+    done = refresh()
     assert done.returncode == 0, done.stdout + done.stderr
     assert _opens(published) == 20
     assert published.stat().st_ino == newest.stat().st_ino  # the newest good build, not a rebuild

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,11 +13,10 @@ import dagster as dg
 import duckdb
 import pytest
 
+from support.cli import CLI, in_process
 from support.logs import serve_package_rules, write_ssd_archive
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
-
-CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 
 
 def _runs(home: Path) -> list[str]:
@@ -43,12 +41,11 @@ def _mirror(tmp_path: Path) -> tuple[Path, Path, dict]:
     return archive, warehouse, env
 
 
-def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path):
+def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path, monkeypatch, capsys):
     archive, warehouse, env = _mirror(tmp_path)
 
     def refresh(*extra):
-        done = subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices", *extra], env=env,
-                              capture_output=True, text=True)
+        done = in_process(["refresh", "--rounds", "v4.1", "--no-prices", *extra], env, monkeypatch, capsys)
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
@@ -62,7 +59,7 @@ def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path):
     assert "nothing changed since the last complete refresh" in out
     assert _runs(home) == first  # no Dagster run at all
     assert (warehouse / "mlperf.duckdb").stat().st_ino == published.st_ino
-    status = subprocess.run(CLI + ["status", "--json"], env=env, capture_output=True, text=True)
+    status = in_process(["status", "--json"], env, monkeypatch, capsys)
     assert '"ok": true' in status.stdout and "nothing changed" in status.stdout
 
     assert "unchanged upstream; not re-parsed" in refresh("--full")  # every job runs, nothing is redone
@@ -73,17 +70,17 @@ def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path):
     assert "nothing changed" not in out and "downloaded; re-parsed" in out
 
 
-def test_a_refresh_killed_after_downloading_a_change_does_not_let_the_next_one_skip(tmp_path):
+def test_a_refresh_killed_after_downloading_a_change_does_not_let_the_next_one_skip(tmp_path, monkeypatch, capsys):
     """The killed refresh leaves the new archive in raw/, its round not staged and nothing published:
     the next refresh must not take that for "nothing changed" (the record is dropped as a refresh starts)."""
     archive, warehouse, env = _mirror(tmp_path)
-    command = CLI + ["refresh", "--rounds", "v4.1", "--no-prices"]
-    subprocess.run(command, env=env, check=True, capture_output=True)
+    command = ["refresh", "--rounds", "v4.1", "--no-prices"]
+    assert in_process(command, env, monkeypatch, capsys).returncode == 0
     raw = next((warehouse / "raw").rglob("training_results_v4.1.tar.gz"))
     old_raw = raw.read_bytes()
     write_ssd_archive(archive, systems=300)
 
-    refresh = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    refresh = subprocess.Popen(CLI + command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
     deadline = time.monotonic() + 60
     while raw.read_bytes() == old_raw and refresh.poll() is None and time.monotonic() < deadline:
@@ -92,7 +89,7 @@ def test_a_refresh_killed_after_downloading_a_change_does_not_let_the_next_one_s
     refresh.wait()
     assert raw.read_bytes() == archive.read_bytes()
 
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    done = in_process(command, env, monkeypatch, capsys)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "nothing changed" not in done.stdout and "published" in done.stdout
     with duckdb.connect(str(warehouse / "mlperf.duckdb"), read_only=True) as con:

@@ -4,24 +4,20 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from support.cli import CLI, in_process
 from support.logs import serve_package_rules, write_ssd_archive
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
-CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 COUNT_SQL = "select count(*) as systems, sum(runs_total) as runs from fct_training_result"
 
 
-
-
 @pytest.fixture
-def env(tmp_path, warehouse):
+def env(tmp_path, warehouse, monkeypatch, capsys):
     site = tmp_path / "site"
     site.mkdir()
     environment = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse),
@@ -30,7 +26,8 @@ def env(tmp_path, warehouse):
                                 # the package's rules stand in for the release
                                 "MLPERF_TRUST_RULES_REFS": "4.1.0-rc4"}
     write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=20)
-    subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment, check=True, capture_output=True)
+    first = in_process(["refresh", "--rounds", "v4.1", "--no-prices"], environment, monkeypatch, capsys)
+    assert first.returncode == 0, first.stdout + first.stderr
     write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=400)  # the next refresh has more to do
     return environment, warehouse
 

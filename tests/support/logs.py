@@ -116,6 +116,16 @@ def package_rules(round_version: str):
     return RoundRules(package_ruleset(round_version), package_ruleset(round_version))
 
 
+def accept_package_rules(monkeypatch) -> None:
+    """In this process, until `monkeypatch` undoes it, accept the package's rule files (package_rules_archive)
+    beside each ref's pinned content (tests/conftest.py does so for every test not marked pinned_rules_only; a
+    module-scoped fixture that refreshes calls it itself)."""
+    from pipelines.lib.mlperf import rules
+
+    pinned = rules.accepted_digests
+    monkeypatch.setattr(rules, "accepted_digests", lambda ref: pinned(ref) | {package_rules_digest(ref)})
+
+
 def install_package_rules(base, round_version: str) -> None:
     """Put the package's rules where a refresh would have fetched the round's rules archive, so
     staging works without the network or ../shared."""

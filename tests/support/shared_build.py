@@ -7,14 +7,13 @@ others wait and reuse it. Tests only read the result; one that needs to refresh 
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from filelock import FileLock
 
 from support.http_server import LoopbackServer
-from support.paths import SHARED_MLPERF
+from support.paths import SHARED_MLPERF, copy_warehouse
 from support.price_site import refresh_environment
 
 
@@ -82,5 +81,4 @@ def shared_build(tmp_path_factory) -> SharedBuild:
 
 def copy_of(build: SharedBuild, target: Path) -> Path:
     """A private copy of the shared warehouse directory, for a test that refreshes it again."""
-    shutil.copytree(build.base, target, symlinks=True)
-    return target
+    return copy_warehouse(build.base, target)

@@ -9,7 +9,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -17,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-CLI = [str(Path(sys.executable).parent / "mlperf-warehouse")]
+from support.cli import CLI
+
 STARTUP_SECONDS = 240  # the UI loads the definitions in a subprocess; slow on a busy machine
 
 
