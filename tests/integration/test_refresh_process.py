@@ -52,7 +52,7 @@ def test_queries_while_a_refresh_runs_see_the_old_or_the_new_build(env):
     assert seen[0] == (20, 100) and seen[-1] == (400, 2000)
 
 
-def test_a_refresh_killed_part_way_leaves_the_warehouse_and_the_next_refresh_completes(env):
+def test_a_refresh_killed_part_way_leaves_the_warehouse_and_the_next_refresh_completes(env, monkeypatch, capsys):
     environment, warehouse = env
     published = warehouse / "mlperf.duckdb"
     before = published.read_bytes()
@@ -64,6 +64,6 @@ def test_a_refresh_killed_part_way_leaves_the_warehouse_and_the_next_refresh_com
     refresh.wait()
     assert published.read_bytes() == before
     assert _count(environment) == (20, 100)
-    done = subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment, capture_output=True, text=True)
+    done = in_process(["refresh", "--rounds", "v4.1", "--no-prices"], environment, monkeypatch, capsys)
     assert done.returncode == 0, done.stdout + done.stderr
     assert _count(environment) == (400, 2000)
