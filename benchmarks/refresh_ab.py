@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from support.paths import SHARED_MLPERF as SHARED  # noqa: E402
+from support.shared_build import RULES_TEMPLATE, TRAINING_TEMPLATE  # noqa: E402
 
 CLI = Path(sys.executable).parent / "mlperf-warehouse"
 CODE = ("pipelines", "sql", "schemas")
@@ -64,8 +65,8 @@ def refresh(rounds: str, code: Path, scratch: Path, dagster_storage: bool) -> st
     cpu_at_publish = None
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen([str(CLI), "refresh", "--no-prices", "--rounds", rounds,
-                                 "--results-url-template", f"file://{SHARED}/training_results_{{version}}-main.tar.gz",
-                                 "--rules-url-template", f"file://{SHARED}/logging/logging-{{ref}}.tar.gz"],
+                                 "--results-url-template", f"file://{SHARED}{TRAINING_TEMPLATE}",
+                                 "--rules-url-template", f"file://{SHARED}{RULES_TEMPLATE}"],
                                 env=env, stdout=out, stderr=subprocess.PIPE, text=True)
         for line in proc.stderr:
             if "refreshing the outputs" in line:
