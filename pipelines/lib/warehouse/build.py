@@ -518,6 +518,10 @@ def _attempt(base: Path, build_path: Path, models: dict, dependencies_verified: 
         # BI drivers) can open; DuckDB 2.x's own format would shut them all out.
         con = duckdb.connect(str(build_path), config={"storage_compatibility_version": "v1.0.0"})
         try:
+            # One checkpoint, at the end: with DuckDB's 16 MB default the WAL of the raw run events made
+            # a model in the middle of the build checkpoint too (the build of every shared round: about 0.4 s of
+            # its ~6 s of CPU, benchmarks/RESULTS.md).
+            con.execute("set checkpoint_threshold = '4GB'")
             if _largest_staged_rows(con, base) < ROW_GROUP_ROWS:
                 # Every table fits in one row group, which one thread scans: a second one only adds
                 # coordination (v4.1's build: 0.53 s instead of 0.60 s; all rounds keep every core),
