@@ -1,5 +1,7 @@
 """Where the tests find the project, their fixtures and the shared data beside the checkout."""
 
+import os
+import shutil
 from pathlib import Path
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
@@ -22,9 +24,6 @@ def needs_shared_mlperf():
 def copy_warehouse(source: Path, target: Path) -> Path:
     """A copy of the warehouse directory `source` into `target` (created, or empty), as the warehouse has it:
     a file that is a hard link of another (the published file and its build) stays one, symlinks stay links."""
-    import os
-    import shutil
-
     copied: dict[tuple[int, int], str] = {}  # (device, inode) of a source file → its copy
 
     def copy(src: str, dst: str) -> str:

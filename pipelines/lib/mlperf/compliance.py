@@ -63,16 +63,11 @@ class _Config:
     end_checks: list
 
 
-_COMPILED: dict[tuple[str, str], _Config | None] = {}  # (ruleset digest, file) → its compiled config
-
-
 def load_config(ruleset: RuleSet, relative_path: str) -> _Config | None:
-    """One config file of the ruleset, parsed and compiled once per process."""
-    key = (ruleset.digest, relative_path)
-    if key not in _COMPILED:
-        text = ruleset.config_text(relative_path)
-        _COMPILED[key] = None if text is None else _compile_config(relative_path, text)
-    return _COMPILED[key]
+    """One config file of the ruleset, compiled once per process and text (_compile_config); None when the
+    ruleset has no such file."""
+    text = ruleset.config_text(relative_path)
+    return None if text is None else _compile_config(relative_path, text)
 
 
 def validate_ruleset(ruleset: RuleSet) -> None:
@@ -85,7 +80,7 @@ def validate_ruleset(ruleset: RuleSet) -> None:
         except RuleLanguageError as exc:
             raise RulesError(f"rules {ruleset.ref}: {exc}: the ruleset is not used") from None
         except yaml.YAMLError:
-            _COMPILED.pop((ruleset.digest, name), None)
+            pass
 
 
 # Compiling depends on the file's name and text alone: a file another ruleset already had (a round's published
