@@ -1,0 +1,90 @@
+"""Where the whole test suite's time goes: README's test command, run once with this file as a pytest plugin
+that records each test's wall time and CPU (its process and the children it waited for: refresh processes,
+browsers, UI servers), then printed per module and per xdist worker, with the whole run's wall and CPU.
+
+Scoring workers a test's process keeps alive (the refresh's pool) are counted when they end, not per test,
+so the per-module figures add up to less than the run's CPU.
+
+Usage: python benchmarks/suite_cpu.py [--top 15] [pytest arguments, e.g. -m "not slow"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_test_command() -> list[str]:
+    """The arguments after the interpreter of README.md's test command (`.venv/bin/python -m pytest ...`)."""
+    line = next(line for line in (ROOT / "README.md").read_text().splitlines()
+                if line.startswith(".venv/bin/python -m pytest"))
+    return line.split()[1:]
+
+
+_OUT = "SUITE_CPU_DIR"  # where the plugin writes one JSON line per test, one file per xdist worker
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+_records = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):  # the plugin: pytest calls it around each test
+    global _records
+    if _records is None:
+        _records = open(Path(os.environ[_OUT]) / f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl", "a")
+    cpu, wall = _cpu(), time.perf_counter()
+    yield
+    _records.write(json.dumps({"id": item.nodeid, "cpu": _cpu() - cpu, "wall": time.perf_counter() - wall}) + "\n")
+    _records.flush()
+
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--top", type=int, default=15, help="modules to list (default 15)")
+    args, pytest_args = parser.parse_known_args()
+    with tempfile.TemporaryDirectory() as out:
+        env = os.environ | {_OUT: out, "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))}
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, *readme_test_command(), "-p", Path(__file__).stem, *pytest_args],
+                              cwd=ROOT, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - started
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        workers = {p.stem: [json.loads(line) for line in p.open()] for p in Path(out).glob("*.jsonl")}
+    print(done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-2000:])
+    print(f"whole run: {wall:.0f} s wall, {usage.ru_utime + usage.ru_stime:.0f} s CPU (user + sys); exit {done.returncode}")
+    for name, rows in sorted(workers.items()):
+        print(f"worker {name}: {len(rows)} tests, busy {sum(r['wall'] for r in rows):.0f} s, "
+              f"CPU in its tests {sum(r['cpu'] for r in rows):.0f} s")
+    cpu, wall_by_module = collections.Counter(), collections.Counter()
+    for rows in workers.values():
+        for r in rows:
+            module = r["id"].split("::")[0]
+            cpu[module] += r["cpu"]
+            wall_by_module[module] += r["wall"]
+    print(f"CPU in tests {sum(cpu.values()):.0f} s; the {args.top} modules using most (CPU s, wall s):")
+    for module, seconds in cpu.most_common(args.top):
+        print(f"  {seconds:6.1f} {wall_by_module[module]:6.1f}  {module}")
+    sys.exit(done.returncode)
+
+
+if __name__ == "__main__":
+    main()
