@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from support.logs import serve_package_rules, write_ssd_archive
+from support.logs import ssd_mirror
 from support.ui_process import CLI, graphql, running_ui
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess, pytest.mark.browser]
@@ -30,14 +30,9 @@ def ui(tmp_path_factory):
         pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium; .ci/run does)")
     pytest.importorskip("playwright.sync_api", reason="playwright not installed: pip install -e '.[test]'")
     tmp = tmp_path_factory.mktemp("dagster_ui")
-    site, warehouse = tmp / "site", tmp / "warehouse"
-    site.mkdir()
-    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=6)
-    environment = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"} | {
-        "MLPERF_WAREHOUSE_DIR": str(warehouse),
-        "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
-        "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1")),
-        "MLPERF_TRUST_RULES_REFS": "4.1.0-rc4"}  # the package's rules stand in for the release
+    warehouse = tmp / "warehouse"
+    environment = ({k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+                   | ssd_mirror(tmp / "site", systems=6).settings(warehouse))
     refresh = subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment,
                              capture_output=True, text=True)
     assert refresh.returncode == 0, refresh.stdout + refresh.stderr

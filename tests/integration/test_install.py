@@ -23,12 +23,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from support.logs import serve_package_rules, write_ssd_archive
+from support.logs import SSD_ROUND, ssd_mirror
 from support.paths import PROJECT_ROOT, SHARED_MLPERF
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
-ROUND = "v4.1"
+ROUND = SSD_ROUND  # the shared round, or the synthetic mirror's where ../shared is absent
 SHARED_ARCHIVE = SHARED_MLPERF / f"training_results_{ROUND}-main.tar.gz"
 PACKAGES = ("pipelines", "schemas", "sql")
 
@@ -115,12 +115,9 @@ def test_a_refresh_from_an_empty_directory_publishes_every_table_under_it(instal
         rules = f"file://{SHARED_MLPERF}/logging/logging-{{ref}}.tar.gz"
         trust = []
     else:  # a small synthetic round, and the rules of the pinned package, served from files
-        archives = tmp_path / "archives"
-        archives.mkdir()
-        write_ssd_archive(archives / f"training_results_{ROUND}-main.tar.gz", systems=3)
-        results = f"file://{archives}/training_results_{{version}}-main.tar.gz"
-        rules = f"file://{archives / serve_package_rules(archives, ROUND)}"
-        trust = ["--trust-rules-ref", "4.1.0-rc4"]  # the package's rules stand in for the release
+        mirror = ssd_mirror(tmp_path / "archives", systems=3)
+        results, rules = f"file://{mirror.results_template}", f"file://{mirror.rules_template}"
+        trust = ["--trust-rules-ref", mirror.trusted_ref]
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     site_before, checkout_before = _files(site), _checkout_state()

@@ -14,13 +14,13 @@ import duckdb
 import pytest
 
 from support.cli import CLI, in_process
-from support.logs import serve_package_rules, write_ssd_archive
+from support.logs import SSD_ROUND, ssd_mirror, write_ssd_archive
 from support.paths import PROJECT_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 ROOT = PROJECT_ROOT
-REFRESH = ["refresh", "--rounds", "v4.1", "--no-prices"]
+REFRESH = ["refresh", "--rounds", SSD_ROUND, "--no-prices"]
 
 
 @pytest.fixture
@@ -28,13 +28,7 @@ def env(tmp_path, warehouse, monkeypatch, capsys):
     """The environment of a refresh of a 3-system v4.1 mirror, the warehouse, the mirror, and `refresh()`:
     the next refresh, run in this process (a refresh in a process of its own is what a test is about)."""
     site = tmp_path / "site"
-    site.mkdir()
-    environment = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse), "PYTHONPATH": str(ROOT),
-                                "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
-                                "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1")),
-                                # the package's rules stand in for the release
-                                "MLPERF_TRUST_RULES_REFS": "4.1.0-rc4"}
-    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=3)
+    environment = os.environ | {"PYTHONPATH": str(ROOT)} | ssd_mirror(site, systems=3).settings(warehouse)
     return environment, warehouse, site, lambda: in_process(REFRESH, environment, monkeypatch, capsys)
 
 
@@ -109,7 +103,7 @@ def test_the_next_refresh_removes_stale_files_and_rebuilds_a_truncated_published
 def test_a_published_file_replaced_by_garbage_is_republished_from_the_newest_good_build(env):
     _, warehouse, site, refresh = env
     assert refresh().returncode == 0
-    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=4)
+    write_ssd_archive(site / f"training_results_{SSD_ROUND}-main.tar.gz", systems=4)
     assert refresh().returncode == 0
     published = warehouse / "mlperf.duckdb"
     newest = sorted((warehouse / "builds").glob("mlperf-*.duckdb"))[-1]

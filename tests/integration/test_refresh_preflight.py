@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from support.cli import CLI, in_process
-from support.logs import serve_package_rules, write_ssd_archive
+from support.logs import SSD_ROUND, ssd_mirror, write_ssd_archive
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
@@ -30,15 +30,9 @@ def _mirror(tmp_path: Path) -> tuple[Path, Path, dict]:
     """A local mirror holding a small v4.1 archive and the rules; the environment pointing a refresh at
     it and at an empty warehouse (whose Dagster instance is its own)."""
     site, warehouse = tmp_path / "site", tmp_path / "warehouse"
-    site.mkdir()
-    archive = site / "training_results_v4.1-main.tar.gz"
-    write_ssd_archive(archive, systems=4)
-    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"} | {
-        "MLPERF_WAREHOUSE_DIR": str(warehouse),
-        "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
-        "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1")),
-        "MLPERF_TRUST_RULES_REFS": "4.1.0-rc4"}  # the package's rules stand in for the release
-    return archive, warehouse, env
+    mirror = ssd_mirror(site, systems=4)
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"} | mirror.settings(warehouse)
+    return site / f"training_results_{SSD_ROUND}-main.tar.gz", warehouse, env
 
 
 def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path, monkeypatch, capsys):

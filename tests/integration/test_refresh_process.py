@@ -9,26 +9,21 @@ import time
 import pytest
 
 from support.cli import CLI, in_process
-from support.logs import serve_package_rules, write_ssd_archive
+from support.logs import SSD_ROUND, ssd_mirror, write_ssd_archive
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
+REFRESH = ["refresh", "--rounds", SSD_ROUND, "--no-prices"]
 COUNT_SQL = "select count(*) as systems, sum(runs_total) as runs from fct_training_result"
 
 
 @pytest.fixture
 def env(tmp_path, warehouse, monkeypatch, capsys):
     site = tmp_path / "site"
-    site.mkdir()
-    environment = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse),
-                                "MLPERF_RESULTS_URL_TEMPLATE": str(site / "training_results_{version}-main.tar.gz"),
-                                "MLPERF_RULES_URL_TEMPLATE": str(site / serve_package_rules(site, "v4.1")),
-                                # the package's rules stand in for the release
-                                "MLPERF_TRUST_RULES_REFS": "4.1.0-rc4"}
-    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=20)
-    first = in_process(["refresh", "--rounds", "v4.1", "--no-prices"], environment, monkeypatch, capsys)
+    environment = os.environ | ssd_mirror(site, systems=20).settings(warehouse)
+    first = in_process(REFRESH, environment, monkeypatch, capsys)
     assert first.returncode == 0, first.stdout + first.stderr
-    write_ssd_archive(site / "training_results_v4.1-main.tar.gz", systems=400)  # the next refresh has more to do
+    write_ssd_archive(site / f"training_results_{SSD_ROUND}-main.tar.gz", systems=400)  # the next refresh has more to do
     return environment, warehouse
 
 
@@ -41,7 +36,7 @@ def _count(environment):
 
 def test_queries_while_a_refresh_runs_see_the_old_or_the_new_build(env):
     environment, _ = env
-    refresh = subprocess.Popen(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment,
+    refresh = subprocess.Popen(CLI + REFRESH, env=environment,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     seen = []
     while refresh.poll() is None:
@@ -56,7 +51,7 @@ def test_a_refresh_killed_part_way_leaves_the_warehouse_and_the_next_refresh_com
     environment, warehouse = env
     published = warehouse / "mlperf.duckdb"
     before = published.read_bytes()
-    refresh = subprocess.Popen(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=environment,
+    refresh = subprocess.Popen(CLI + REFRESH, env=environment,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     assert b"fetching and parsing" in refresh.stderr.readline()
     time.sleep(0.3)  # inside the round's parse, well before publishing
@@ -64,6 +59,6 @@ def test_a_refresh_killed_part_way_leaves_the_warehouse_and_the_next_refresh_com
     refresh.wait()
     assert published.read_bytes() == before
     assert _count(environment) == (20, 100)
-    done = in_process(["refresh", "--rounds", "v4.1", "--no-prices"], environment, monkeypatch, capsys)
+    done = in_process(REFRESH, environment, monkeypatch, capsys)
     assert done.returncode == 0, done.stdout + done.stderr
     assert _count(environment) == (400, 2000)

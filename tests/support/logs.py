@@ -6,6 +6,8 @@ import functools
 import io
 import json
 import tarfile
+from dataclasses import dataclass
+from pathlib import Path
 
 
 def mllog(key: str, value=None, time_ms: int = 0, **metadata) -> str:
@@ -84,7 +86,6 @@ def package_rules_archive(round_version: str) -> tuple[str, bytes] | None:
     """(ref, archive bytes): the installed mlperf-logging package's rules for the round, shaped like
     the `mlcommons/logging` archive a refresh fetches for it (None for v0.5: no rules)."""
     from importlib import resources
-    from pathlib import Path
 
     from pipelines.lib.mlperf.rules import package_ruleset, ref_for_round
 
@@ -100,7 +101,6 @@ def package_rules_digest(ref: str) -> str:
     """The content digest of a `package_rules_archive` (whatever its ref: it holds the package's rule
     folders and checker), as `ruleset_from_archive` computes it."""
     from importlib import resources
-    from pathlib import Path
 
     from pipelines.lib.mlperf.rules import content_digest, package_ruleset
 
@@ -154,3 +154,34 @@ def write_ssd_archive(path, systems: int, minutes=(10, 20, 30, 40, 50)) -> None:
         for i, m in enumerate(minutes):
             members[f"Acme/results/box{s}/ssd/result_{i}.txt"] = "\n".join(open_ssd_run(10**6 * (i + 1), m)).encode()
     path.write_bytes(make_archive(members))
+
+
+SSD_ROUND = "v4.1"  # the round whose rules open_ssd_run's logs follow
+
+
+@dataclass(frozen=True)
+class SsdMirror:
+    """A local folder standing in for the results and rules sites: a synthetic v4.1 round, and the installed
+    package's rules in place of the round's release (so a refresh must trust that release's ref)."""
+
+    results_template: str
+    rules_template: str
+    trusted_ref: str
+
+    def settings(self, warehouse: Path) -> dict[str, str]:
+        """The environment that points a refresh at this mirror and at `warehouse`."""
+        return {"MLPERF_WAREHOUSE_DIR": str(warehouse),
+                "MLPERF_RESULTS_URL_TEMPLATE": self.results_template,
+                "MLPERF_RULES_URL_TEMPLATE": self.rules_template,
+                "MLPERF_TRUST_RULES_REFS": self.trusted_ref}
+
+
+def ssd_mirror(site: Path, systems: int) -> SsdMirror:
+    """Write a `systems`-system SSD round archive (write_ssd_archive) and the package's rules into `site`."""
+    from pipelines.lib.mlperf.rules import ref_for_round
+
+    site.mkdir(parents=True, exist_ok=True)
+    write_ssd_archive(site / f"training_results_{SSD_ROUND}-main.tar.gz", systems)
+    return SsdMirror(results_template=str(site / "training_results_{version}-main.tar.gz"),
+                     rules_template=str(site / serve_package_rules(site, SSD_ROUND)),
+                     trusted_ref=ref_for_round(SSD_ROUND).ref)
