@@ -12,12 +12,10 @@ import pytest
 
 from pipelines.lib.warehouse.exports import EXPORT_MARKER, export
 from pipelines.lib.warehouse.status import record_refresh_outcome
+from support.cli import CLI
 from support.mini_warehouse import build_warehouse
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
-
-CLI = [sys.executable, "-m", "pipelines.cli"]
-
 
 @pytest.fixture
 def built(warehouse):
