@@ -5,6 +5,7 @@ import pytest
 
 from pipelines.lib.mlperf.stage import archive_path, stage_round
 from pipelines.lib.warehouse import build as wh
+from support.cli import CLI
 from support.logs import install_package_rules, make_archive, open_ssd_run, system_json
 
 pytestmark = [pytest.mark.slow]
@@ -101,10 +102,9 @@ def test_odd_file_names_and_keys_come_from_folders_not_logs(warehouse):
 def test_query_command_formats(warehouse):
     import json
     import subprocess
-    import sys
 
     _build(warehouse, {"Acme/systems/a.json": system_json()} | _runs([10, 20, 30], "Acme/results/a/ssd"))
-    cli = [sys.executable, "-m", "pipelines.cli", "query", "select system, score_minutes from fct_training_result"]
+    cli = CLI + ["query", "select system, score_minutes from fct_training_result"]
     table = subprocess.run(cli, capture_output=True, text=True, check=True).stdout
     assert "score_minutes" in table and table.splitlines()[2].split() == ["a", "20"] and "(1 row)" in table
     csv_out = subprocess.run(cli + ["--format", "csv"], capture_output=True, text=True, check=True).stdout
