@@ -223,24 +223,28 @@ def _check_target(target: ast.AST, where: str) -> None:
                             f"{type(target).__name__} in the rule language")
 
 
-def free_names(tree: ast.AST) -> set[str]:
-    """Names a snippet reads that it never assigns."""
-    stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    stored |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
-    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return read - stored
+def _names(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """(names a snippet assigns or imports, names it reads), in one walk of its tree."""
+    stored, read = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stored.add(node.id)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            read.add(node.id)
+        elif isinstance(node, ast.ImportFrom):
+            stored.update(a.asname or a.name for a in node.names)
+    return stored, read
 
 
 def check_names(trees: list[ast.AST], where: str, also: set[str] = frozenset()) -> None:
     """Every name the snippets of one rule file read is the environment's, a builtin of the language,
     or assigned by one of them (BEGIN blocks before release 3.1 define names for later checks)."""
-    stored = set()
-    for tree in trees:
-        stored |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        stored |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
-    known = ENVIRONMENT | set(BUILTINS) | stored | set(also)
-    for tree in trees:
-        unknown = sorted(free_names(tree) - known)
+    names = [_names(tree) for tree in trees]
+    known = ENVIRONMENT | set(BUILTINS) | set(also)
+    for stored, _ in names:
+        known |= stored
+    for _, read in names:
+        unknown = sorted(read - known)
         if unknown:
             raise RuleLanguageError(f"{where}: name {unknown[0]} is not part of the rule language")
 
