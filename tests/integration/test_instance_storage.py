@@ -4,6 +4,9 @@ a home whose dagster.yaml chooses its own storage keeps it."""
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import dagster as dg
 import pytest
 from sqlalchemy import event
@@ -119,6 +122,32 @@ def test_old_run_databases_are_closed_and_deletes_and_wipes_work(home):
         assert list(storage._engines) == ["index"] and not list((home / "history" / "runs").glob("*-*.db"))
         assert instance.all_logs(run_ids[0]) == []
         assert len(instance.all_logs(_run(instance))) > 10  # and it goes on working
+
+
+def _schema(database: Path) -> tuple:
+    with sqlite3.connect(database) as con:
+        return (sorted(con.execute("select type, name, tbl_name, sql from sqlite_master")),
+                con.execute("select version_num from alembic_version").fetchall(),
+                con.execute("pragma journal_mode").fetchone())
+
+
+def test_a_run_database_is_a_copy_of_the_empty_one_dagster_creates(home, monkeypatch):
+    initialized = []  # the databases Dagster's own initialization ran on
+    initdb = SqliteEventLogStorageKeepingConnections._initdb
+    monkeypatch.setattr(SqliteEventLogStorageKeepingConnections, "_initdb",
+                        lambda self, engine, **kw: (initialized.append(str(engine.url)), initdb(self, engine, **kw))[1])
+    with warehouse_instance() as instance:
+        ours = [_run(instance) for _ in range(3)]
+    assert not [url for url in initialized if any(run in url for run in ours)], initialized
+    with dg.DagsterInstance.from_config(str(home)) as default:
+        theirs = _run(default)
+    runs = home / "history" / "runs"
+    assert _schema(runs / f"{ours[0]}.db") == _schema(runs / f"{theirs}.db")
+    assert _schema(runs / f"{ours[0]}.db")[1], "stamped with Dagster's alembic revision"
+    # nothing else is left in the folder where Dagster globs for run databases
+    assert {p.name.split(".db")[0] for p in runs.iterdir()} == {"index", theirs, *ours}
+    with warehouse_instance() as instance:  # read back, and a run file that exists is Dagster's to check
+        assert all(len(instance.all_logs(run)) > 10 for run in (*ours, theirs))
 
 
 def test_a_home_that_chooses_its_storage_keeps_it(home, tmp_path):
