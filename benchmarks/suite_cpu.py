@@ -5,7 +5,7 @@ browsers, UI servers), then printed per module and per xdist worker, with the wh
 Scoring workers a test's process keeps alive (the refresh's pool) are counted when they end, not per test,
 so the per-module figures add up to less than the run's CPU.
 
-Usage: python benchmarks/suite_cpu.py [--top 15] [pytest arguments, e.g. -m "not slow"]
+Usage: python benchmarks/suite_cpu.py [--top 15] [--tests 0] [pytest arguments, e.g. -m "not slow"]
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def pytest_runtest_protocol(item, nextitem):  # the plugin: pytest calls it arou
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=15, help="modules to list (default 15)")
+    parser.add_argument("--tests", type=int, default=0, help="also list the tests using most CPU (default none)")
     args, pytest_args = parser.parse_known_args()
     with tempfile.TemporaryDirectory() as out:
         env = os.environ | {_OUT: out, "PYTHONPATH": os.pathsep.join(
@@ -83,6 +84,10 @@ def main() -> None:
     print(f"CPU in tests {sum(cpu.values()):.0f} s; the {args.top} modules using most (CPU s, wall s):")
     for module, seconds in cpu.most_common(args.top):
         print(f"  {seconds:6.1f} {wall_by_module[module]:6.1f}  {module}")
+    if args.tests:
+        print(f"the {args.tests} tests using most (CPU s, wall s):")
+        for r in sorted((r for rows in workers.values() for r in rows), key=lambda r: -r["cpu"])[:args.tests]:
+            print(f"  {r['cpu']:6.1f} {r['wall']:6.1f}  {r['id']}")
     sys.exit(done.returncode)
 
 
