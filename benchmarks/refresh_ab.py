@@ -8,7 +8,7 @@ code, alternating, each printing its time to the publish, its steps and the CPU 
 A variant is NAME=SOURCE: a git revision (its `pipelines/`, `sql/` and `schemas/` are archived into a
 temp folder) or a folder holding those three; `+dagster-storage` runs it on a Dagster home whose
 dagster.yaml names Dagster's own SQLite storage (the CLI then leaves it as it is). Each refresh is
-`mlperf-warehouse refresh --no-prices` of this venv with PYTHONPATH on the variant, from file:// copies
+`mlperf-warehouse refresh --no-prices --suites training` of this venv with PYTHONPATH on the variant, from file:// copies
 of ../shared into an empty temp warehouse. CPU seconds are the whole machine's (/proc/stat: user, nice,
 system, irq, softirq), split at the progress line that announces the outputs: run it on an idle machine.
 """
@@ -64,7 +64,7 @@ def refresh(rounds: str, code: Path, scratch: Path, dagster_storage: bool) -> st
     started, cpu = time.perf_counter(), busy_cpu_seconds()
     cpu_at_publish = None
     with tempfile.TemporaryFile("w+") as out:
-        proc = subprocess.Popen([str(CLI), "refresh", "--no-prices", "--rounds", rounds,
+        proc = subprocess.Popen([str(CLI), "refresh", "--no-prices", "--suites", "training", "--rounds", rounds,
                                  "--results-url-template", f"file://{SHARED}{TRAINING_TEMPLATE}",
                                  "--rules-url-template", f"file://{SHARED}{RULES_TEMPLATE}"],
                                 env=env, stdout=out, stderr=subprocess.PIPE, text=True)
