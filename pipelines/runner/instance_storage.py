@@ -9,8 +9,8 @@ same schema, same alembic stamps, so `dg dev` (on Dagster's default storage) rea
 and the other way round. Only the CLI's instance uses them (instance.py).
 
 Each run has a database file of its own, which Dagster creates with ~50 DDL statements and an alembic
-stamp (loading every migration script): ~80 ms, three times per refresh. A new run's file is instead a
-copy of one empty run database that Dagster's own initialization made once per process.
+stamp (loading every migration script): 56-59 ms of CPU, three times per refresh. A new run's file is
+instead a copy of one empty run database that Dagster's own initialization made once per process (0.3 ms).
 """
 
 from __future__ import annotations
