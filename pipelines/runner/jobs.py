@@ -97,7 +97,7 @@ def _refresh_on(
         else:
             detail, unreachable = run_error(result)
         summary.steps.append(StepOutcome(f"results {label}", result.success, seconds, detail,
-                                         unreachable=unreachable))
+                                         unreachable=unreachable, suite=suite.name))
         progress(f"[{index}/{len(steps)}] {label}: {'ok' if result.success else 'FAILED'} in {seconds:.1f}s; {detail}")
 
     if prices:

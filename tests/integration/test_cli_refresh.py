@@ -61,14 +61,20 @@ def test_an_offline_refresh_of_every_round_fails_fast_with_one_line_per_source_a
     # a fresh warehouse has no earlier price snapshot to fall back on, and the line says so
     assert all("host not found" in line and line.endswith("no earlier snapshot")
                for line in failed if line.startswith("prices")), proc.stdout
-    # header, one line per step (13 Training and 4 HPC rounds, 6 price lists), the verdict and the file, two
-    # hints, the time
+    # header, one line per step (13 Training and 4 HPC rounds, 6 price lists), the verdict and the file, the
+    # fixes (each wrapped to 100 columns), the time
     rounds = len(ROUNDS) + len(HPC_ROUNDS)
-    assert len(out) == 1 + rounds + 6 + 2 + 2 + 1, proc.stdout
+    fixes = out[1 + rounds + 6 + 2:-1]
+    assert len(out) == 1 + rounds + 6 + 2 + len(fixes) + 1, proc.stdout
     assert len(err) <= rounds + 6 + 1, proc.stderr  # one progress line per step
     assert max(len(line) for line in out + err) < 160, proc.stdout
+    # one fix per kind of source, each naming its own setting: Training's, HPC's, the price lists'
+    heads = [line for line in fixes if line.startswith("fix: ")]
+    assert len(heads) == 3 and "mirror" in heads[0] and "mirror" in heads[1] and "--no-prices" in heads[2], proc.stdout
     both = proc.stdout + proc.stderr
-    assert both.count("--results-url-template") == 1 and both.count("MLPERF_RESULTS_URL_TEMPLATE") == 1
+    for flag, variable in (("--results-url-template", "MLPERF_RESULTS_URL_TEMPLATE"),
+                           ("--hpc-results-url-template", "MLPERF_HPC_RESULTS_URL_TEMPLATE")):
+        assert f" {flag} " in " ".join(fixes) and both.count(variable) == 1, proc.stdout
     assert "warehouse: NOT published; no warehouse published yet" in out
     for noise in ("Traceback", "Stack Trace", "FetchError", "pipelines.lib", "dagster"):
         assert noise not in both, noise

@@ -28,6 +28,7 @@ class Suite:
     repository: str  # results repository and archive name prefix: `<repository>_vX.Y`
     rules_folder: re.Pattern  # a rule folder of this suite in a logging release; groups: major, minor, patch
     default_results_url_template: str
+    results_setting: str  # the setting naming where its archives are (MLPERF_<NAME>, the refresh's --<name>)
     staged_prefix: str  # staged tables `<prefix>runs`, ...; quarantine files `<quarantine_prefix><round>`
     quarantine_source: str  # `source` of this suite's quarantine rows
     quarantine_prefix: str
@@ -59,6 +60,7 @@ TRAINING = Suite(
     # `0.6.0/` in early releases, `training_0.6.0/` later; `*_warn` folders are not scoring rules
     rules_folder=re.compile(r"^(?:training_)?(\d+)\.(\d+)\.(\d+)$"),
     default_results_url_template=DEFAULT_RESULTS_URL_TEMPLATE,
+    results_setting="results_url_template",
     staged_prefix="mlperf_",
     quarantine_source="mlperf",
     quarantine_prefix="mlperf-",
@@ -69,6 +71,7 @@ HPC = Suite(
     repository="hpc_results",
     rules_folder=re.compile(r"^hpc_(\d+)\.(\d+)\.(\d+)$"),
     default_results_url_template=DEFAULT_HPC_RESULTS_URL_TEMPLATE,
+    results_setting="hpc_results_url_template",
     staged_prefix="hpc_",
     quarantine_source="mlperf-hpc",
     quarantine_prefix="hpc-",
@@ -82,6 +85,7 @@ INFERENCE = Suite(
     repository="inference_results",
     rules_folder=re.compile(r"^$^"),  # no rule folders: LoadGen judges each run
     default_results_url_template=DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
+    results_setting="inference_results_url_template",
     staged_prefix="inference_",
     quarantine_source="mlperf-inference",
     quarantine_prefix="inference-",

@@ -7,7 +7,9 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
+from pipelines.lib.io.limits import ENV_PREFIX
 from pipelines.lib.io.paths import published_db
+from pipelines.lib.mlperf.suites import SUITES, TRAINING, Suite
 from pipelines.lib.warehouse.coverage import render_coverage
 
 WARNING_PREFIX = "warning: "
@@ -23,6 +25,7 @@ class StepOutcome:
     detail: str
     warning: bool = False  # passed, with something a person should look at (a WARN-severity check)
     unreachable: bool = False  # failed because the source could not be reached at all
+    suite: str | None = None  # the MLPerf suite of a results step
 
 
 @dataclass
@@ -52,7 +55,7 @@ class RefreshSummary:
             lines.append("coverage per round:")
             lines += [wrapped for line in render_coverage(self.coverage) for wrapped in wrap("  ", line, TABLE_WIDTH)]
         lines.append(f"warehouse: {self._verdict()}")
-        lines += self._hints()
+        lines += [wrapped for hint in self._hints() for wrapped in wrap("fix: ", hint, TABLE_WIDTH)]
         return "\n".join(lines)
 
     def _verdict(self) -> str:
@@ -74,15 +77,21 @@ class RefreshSummary:
         return f"{verdict}\n  {target}"
 
     def _hints(self) -> list[str]:
-        """The fix for sources that could not be reached, named once."""
+        """The fix for sources that could not be reached, named once per kind of source (each line is
+        rendered after "fix: ")."""
         unreachable = [s for s in self.steps if not s.ok and s.unreachable]
-        hints = []
-        if any(s.name.startswith("results") for s in unreachable):
-            hints.append("fix: offline or behind a mirror? set --results-url-template or MLPERF_RESULTS_URL_TEMPLATE, "
-                         "e.g. file:///data/training_results_{version}.tar.gz")
+        hints = [results_hint(SUITES[name]) for name in SUITES if any(s.suite == name for s in unreachable)]
         if any(s.name.startswith("prices") for s in unreachable):
-            hints.append("fix: --no-prices skips the cloud price lists (MLPERF_AZURE_PRICES_URL and the like name mirrors)")
+            hints.append("--no-prices skips the cloud price lists (MLPERF_AZURE_PRICES_URL and the like name mirrors)")
         return hints
+
+
+def results_hint(suite: Suite) -> str:
+    """The fix for a suite whose results archives could not be reached: its own setting, flag and file name."""
+    example = f"file:///data/{suite.repository}_{{version}}.tar.gz"
+    hint = (f"offline or behind a mirror? set --{suite.results_setting.replace('_', '-')} or "
+            f"{ENV_PREFIX}{suite.results_setting.upper()}, e.g. {example}")
+    return hint if suite is TRAINING else f"{hint} (or leave {suite.label} out of --suites)"
 
 
 # Error classes and message parts that mean the source could not be reached at all (a mirror or
@@ -104,9 +113,10 @@ def clip(text: str, width: int) -> str:
 
 
 def wrap(head: str, detail: str, width: int) -> list[str]:
-    """`head` + `detail`, continued on indented lines so that no line passes `width` columns."""
+    """`head` + `detail`, continued on indented lines so that no line passes `width` columns. Lines break
+    between words, not at hyphens: a flag, system or file name stays whole unless it alone is too long."""
     room = max(width - len(head), 30)
-    parts = textwrap.wrap(detail, room, break_long_words=True) or [""]
+    parts = textwrap.wrap(detail, room, break_long_words=True, break_on_hyphens=False) or [""]
     return [head + parts[0]] + [" " * len(head) + part for part in parts[1:]]
 
 
