@@ -10,6 +10,7 @@ import time
 from datetime import date
 
 from pipelines.commands import add_warehouse_dir
+from pipelines.lib.mlperf.suites import HPC, INFERENCE, SUITES, suite_named
 
 EXAMPLES = """examples:
   mlperf-warehouse refresh
@@ -33,13 +34,10 @@ def register(subparsers) -> None:
                    "whose configured rounds list it (to Training when none does)")
     p.add_argument("--suites", metavar="S,S", help="comma-separated suites: training, hpc, inference (default: "
                    "MLPERF_SUITES, else training,hpc)")
-    p.add_argument("--hpc-results-url-template", metavar="URL", help="where MLPerf HPC archives are: a URL with "
-                   "{version} (default: MLPERF_HPC_RESULTS_URL_TEMPLATE, else GitHub's hpc_results_{version})")
-    p.add_argument("--inference-results-url-template", metavar="URL", help="where MLPerf Inference archives are: a "
-                   "URL with {version} (default: MLPERF_INFERENCE_RESULTS_URL_TEMPLATE, else GitHub's "
-                   "inference_results_{version})")
-    p.add_argument("--results-url-template", metavar="URL", help="where the archives are: a URL with {version}; "
-                   "http(s), file:// or a path (default: MLPERF_RESULTS_URL_TEMPLATE, else GitHub)")
+    for suite in SUITES.values():  # --results-url-template (Training), --hpc-results-url-template, ...
+        p.add_argument(suite.results_flag, metavar="URL",
+                       help=f"where MLPerf {suite.label} archives are: a URL with {{version}}; http(s), file:// or a "
+                       f"path (default: {suite.results_variable}, else GitHub's {suite.repository}_{{version}})")
     p.add_argument("--rules-url-template", metavar="URL",
                    help="where the rules are: a URL with {ref} for the mlcommons/logging archive each round was "
                         "scored with (default: MLPERF_RULES_URL_TEMPLATE, else GitHub's archive of the ref)")
@@ -95,7 +93,6 @@ def run(args: argparse.Namespace) -> int:
 
     from pipelines.lib.mlperf.round_parser import shutdown_pool
     from pipelines.lib.mlperf.stage import round_sources
-    from pipelines.lib.mlperf.suites import HPC, INFERENCE
     from pipelines.runner.jobs import refresh
 
     try:
@@ -130,7 +127,6 @@ def rounds_by_suite(args: argparse.Namespace, settings) -> dict[str, list[str]]:
     each picked suite. Given rounds without `--suites` go to each suite whose configured rounds list them, to
     Training when none does (a round nobody lists yet)."""
     from pipelines.commands import parse_rounds
-    from pipelines.lib.mlperf.suites import suite_named
 
     suites = ([suite_named(s).name for s in args.suites.split(",") if s.strip()] if args.suites
               else list(settings.suites))

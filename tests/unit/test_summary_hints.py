@@ -33,8 +33,8 @@ def test_an_unreachable_suite_is_told_its_own_flag_and_setting(suite):
         line for line in text.splitlines() if line.startswith("fix: "))):])
     flags = set(re.findall(r"--[a-z-]+", fixes))
     variables = set(re.findall(rf"{ENV_PREFIX}[A-Z_]+", fixes))
-    assert all(map(_is_refresh_option, flags)) and f"--{suite.results_setting.replace('_', '-')}" in flags, fixes
-    assert variables == {f"{ENV_PREFIX}{suite.results_setting.upper()}"}, fixes
+    assert all(map(_is_refresh_option, flags)) and suite.results_flag in flags, fixes
+    assert variables == {suite.results_variable} == {f"{ENV_PREFIX}{suite.results_setting.upper()}"}, fixes
     assert suite.results_setting in SETTINGS
     assert f"file:///data/{suite.repository}_{{version}}.tar.gz" in fixes
     assert max(map(len, text.splitlines())) <= TABLE_WIDTH

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pipelines.lib.io.limits import ENV_PREFIX
 from pipelines.lib.reference.sources import (
     DEFAULT_HPC_RESULTS_URL_TEMPLATE,
     DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
@@ -45,6 +46,16 @@ class Suite:
         "<submitter>/results/<system>/<benchmark>/result_*.txt",
         "vX.Y.Z/<submitter>/<entry>/[<folder>/]results/<system>/<benchmark>/result_*.txt",  # v0.5
     )
+
+    @property
+    def results_flag(self) -> str:
+        """The refresh's option that sets `results_setting`: `--hpc-results-url-template`."""
+        return "--" + self.results_setting.replace("_", "-")
+
+    @property
+    def results_variable(self) -> str:
+        """The environment variable of `results_setting`: `MLPERF_HPC_RESULTS_URL_TEMPLATE`."""
+        return ENV_PREFIX + self.results_setting.upper()
 
     def staged(self, table: str) -> str:
         return f"{self.staged_prefix}{table}"

@@ -7,7 +7,6 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from pipelines.lib.io.limits import ENV_PREFIX
 from pipelines.lib.io.paths import published_db
 from pipelines.lib.mlperf.suites import SUITES, TRAINING, Suite
 from pipelines.lib.warehouse.coverage import render_coverage
@@ -89,8 +88,7 @@ class RefreshSummary:
 def results_hint(suite: Suite) -> str:
     """The fix for a suite whose results archives could not be reached: its own setting, flag and file name."""
     example = f"file:///data/{suite.repository}_{{version}}.tar.gz"
-    hint = (f"offline or behind a mirror? set --{suite.results_setting.replace('_', '-')} or "
-            f"{ENV_PREFIX}{suite.results_setting.upper()}, e.g. {example}")
+    hint = f"offline or behind a mirror? set {suite.results_flag} or {suite.results_variable}, e.g. {example}"
     return hint if suite is TRAINING else f"{hint} (or leave {suite.label} out of --suites)"
 
 
