@@ -229,7 +229,7 @@ def load_settings(**overrides) -> Settings:
     given = _from_environment() | {k: v for k, v in overrides.items() if v is not None}
     values, problems = {}, []
     for name in given.keys() - SETTINGS.keys():
-        problems.append(f"{limits.ENV_PREFIX}{name.upper()}: no such setting")
+        problems.append(f"{limits.variable(name)}: no such setting")
     for name, setting in SETTINGS.items():
         if name not in given:
             values[name] = setting.default
@@ -237,7 +237,7 @@ def load_settings(**overrides) -> Settings:
         try:
             values[name] = setting.read(given[name])
         except ValueError as exc:
-            problems.append(f"{limits.ENV_PREFIX}{name.upper()}: {exc}")
+            problems.append(f"{limits.variable(name)}: {exc}")
     if problems:
         raise ValueError("invalid setting: " + "; ".join(sorted(problems)))
     settings = Settings(**values)
@@ -282,5 +282,5 @@ def settings_reference() -> str:
     lines = ["| variable | default | what it sets |", "|---|---|---|"]
     for name, setting in SETTINGS.items():
         default = _shown(name, setting.default)
-        lines.append(f"| `{limits.ENV_PREFIX}{name.upper()}` | `{default}` | {setting.description} |")
+        lines.append(f"| `{limits.variable(name)}` | `{default}` | {setting.description} |")
     return "\n".join(lines) + "\n"

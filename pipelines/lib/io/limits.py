@@ -45,7 +45,7 @@ _values: dict[str, float] = {}
 
 
 def variable(name: str) -> str:
-    """The environment variable that sets a limit (for messages: the settings layer reads it)."""
+    """The environment variable of a setting, a limit or any other (for messages: the settings layer reads it)."""
     return ENV_PREFIX + name.upper()
 
 

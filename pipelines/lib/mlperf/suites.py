@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipelines.lib.io.limits import ENV_PREFIX
+from pipelines.lib.io.limits import variable
 from pipelines.lib.reference.sources import (
     DEFAULT_HPC_RESULTS_URL_TEMPLATE,
     DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
@@ -55,7 +55,7 @@ class Suite:
     @property
     def results_variable(self) -> str:
         """The environment variable of `results_setting`: `MLPERF_HPC_RESULTS_URL_TEMPLATE`."""
-        return ENV_PREFIX + self.results_setting.upper()
+        return variable(self.results_setting)
 
     def staged(self, table: str) -> str:
         return f"{self.staged_prefix}{table}"
