@@ -15,7 +15,6 @@ instead a copy of one empty run database that Dagster's own initialization made 
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -29,7 +28,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import QueuePool
 
-from pipelines.lib.io.files import temp_path
+from pipelines.lib.io.files import create_file
 
 # Engines (one connection each) kept open per event-log storage besides the index: a refresh runs one
 # job at a time, so a handful of run databases is plenty; older ones are closed.
@@ -57,22 +56,6 @@ def _pragmas(dbapi_connection, _record) -> None:
 _RUN_DATABASE_TEMPLATE: bytes | None = None
 
 
-def _create_file(path: Path, data: bytes) -> bool:
-    """Create `path` holding all of `data` (written beside it, then linked: never half a file, never over
-    an existing one); False when it exists."""
-    if path.exists():
-        return False
-    tmp = temp_path(path)
-    try:
-        tmp.write_bytes(data)
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        tmp.unlink(missing_ok=True)
-    return True
-
-
 class SqliteEventLogStorageKeepingConnections(SqliteEventLogStorage):
     """SqliteEventLogStorage with one open connection per shard (the index and recent runs)."""
 
@@ -90,11 +73,11 @@ class SqliteEventLogStorageKeepingConnections(SqliteEventLogStorage):
         if engine is not None:
             self._engines.move_to_end(shard)
             return engine
-        created = (shard not in self._initialized_dbs and shard != INDEX_SHARD_NAME
-                   and _create_file(Path(self.path_for_shard(shard)), self._run_database_template()))
-        engine = _engine(self.conn_string_for_shard(shard))
+        engine = _engine(self.conn_string_for_shard(shard))  # connects on first use
         if shard not in self._initialized_dbs:
-            if not created:  # the index, or a run whose file exists: Dagster checks or creates it
+            # the index, or a run whose file exists already: Dagster checks or creates it
+            if shard == INDEX_SHARD_NAME or not create_file(Path(self.path_for_shard(shard)),
+                                                            self._run_database_template()):
                 self._initdb(engine)
             self._initialized_dbs.add(shard)
         self._engines[shard] = engine

@@ -11,6 +11,7 @@ from pipelines.lib.io.files import (
     atomic_write,
     atomic_write_bytes,
     atomic_write_text,
+    create_file,
     replace_directory,
     temp_path,
 )
@@ -38,6 +39,15 @@ def test_a_failed_write_keeps_the_old_file_and_removes_its_temp_file(tmp_path):
         atomic_write(target, half_then_fail)
     assert target.read_text() == "old"
     assert list(tmp_path.glob(TEMP_GLOB)) == []
+
+
+def test_create_file_writes_a_new_file_whole_and_never_over_an_existing_one(tmp_path):
+    target = tmp_path / "run.db"
+    assert create_file(target, b"template")
+    assert target.read_bytes() == b"template" and target.stat().st_nlink == 1  # its temp link is gone
+    assert not create_file(target, b"other")
+    assert target.read_bytes() == b"template"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.db"]
 
 
 def test_temp_files_are_hidden_beside_their_target_and_swept_when_stale(tmp_path):

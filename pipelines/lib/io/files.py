@@ -50,6 +50,22 @@ def atomic_write_text(target: Path, text: str) -> Path:
     return atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
+def create_file(target: Path, data: bytes) -> bool:
+    """Create `target` holding `data`, written beside it and hard-linked into place: never half a file, and
+    never over an existing one (False when `target` exists)."""
+    if target.exists():
+        return False
+    tmp = temp_path(target)
+    try:
+        tmp.write_bytes(data)
+        os.link(tmp, target)
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+    return True
+
+
 @contextlib.contextmanager
 def owned_directory(out: Path, marker: str, command: str,
                     legacy: Callable[[Path], bool] | None = None) -> Iterator[Path]:
