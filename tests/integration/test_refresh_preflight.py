@@ -18,6 +18,8 @@ from support.logs import SSD_ROUND, ssd_mirror, write_ssd_archive
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
+REFRESH = ["refresh", "--rounds", SSD_ROUND, "--no-prices"]
+
 
 def _runs(home: Path) -> list[str]:
     with dg.DagsterInstance.from_config(str(home)) as instance:
@@ -39,7 +41,7 @@ def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path, monkeypa
     archive, warehouse, env = _mirror(tmp_path)
 
     def refresh(*extra):
-        done = in_process(["refresh", "--rounds", "v4.1", "--no-prices", *extra], env, monkeypatch, capsys)
+        done = in_process([*REFRESH, *extra], env, monkeypatch, capsys)
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
@@ -68,9 +70,9 @@ def test_a_refresh_killed_after_downloading_a_change_does_not_let_the_next_one_s
     """The killed refresh leaves the new archive in raw/, its round not staged and nothing published:
     the next refresh must not take that for "nothing changed" (the record is dropped as a refresh starts)."""
     archive, warehouse, env = _mirror(tmp_path)
-    command = ["refresh", "--rounds", "v4.1", "--no-prices"]
+    command = REFRESH
     assert in_process(command, env, monkeypatch, capsys).returncode == 0
-    raw = next((warehouse / "raw").rglob("training_results_v4.1.tar.gz"))
+    raw = next((warehouse / "raw").rglob(f"training_results_{SSD_ROUND}.tar.gz"))
     old_raw = raw.read_bytes()
     write_ssd_archive(archive, systems=300)
 
