@@ -86,6 +86,15 @@ def test_pngs_exist_and_are_valid(report):
         assert width >= 400 and height >= 200
 
 
+def test_each_png_is_its_spec_rendered_to_png(report):
+    """The PNG is rasterized from the chart's SVG: byte for byte what vl-convert makes of the spec itself."""
+    import vl_convert as vlc
+
+    for name, path in report.pngs.items():
+        spec = (report.out_dir / f"{name}.vl.json").read_text()
+        assert path.read_bytes() == vlc.vegalite_to_png(spec, scale=2), name
+
+
 def test_html_is_self_contained_and_embeds_the_charts(report):
     text = report.html.read_text(encoding="utf-8")
     parser = _Resources()

@@ -243,9 +243,11 @@ def render_svg(spec: str) -> str:
     return vlc.vegalite_to_svg(spec)
 
 
-def render_png(spec: str) -> bytes:
+def svg_to_png(svg: str) -> bytes:
+    """The PNG of a chart rendered by render_svg, at twice its size: the same bytes as rendering the spec to
+    PNG (vl-convert rasterizes the SVG it renders), without compiling the spec a second time."""
     import vl_convert as vlc
 
-    return vlc.vegalite_to_png(spec, scale=2)
+    return vlc.svg_to_png(svg, scale=2)
 
 

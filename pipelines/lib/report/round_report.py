@@ -153,11 +153,12 @@ def build_report(
         spec = chart_lib.chart_spec(chart)
         (out_dir / f"{name}.vl.json").write_text(spec)
         specs[name] = spec
+        svg = chart_lib.render_svg(spec) if png or not live_charts else ""
         if not live_charts:
-            report.svgs[name] = chart_lib.render_svg(spec)
+            report.svgs[name] = svg
         if png:
             path = out_dir / f"{name}.png"
-            path.write_bytes(chart_lib.render_png(spec))
+            path.write_bytes(chart_lib.svg_to_png(svg))
             report.pngs[name] = path
     (out_dir / "figures.json").write_text(json.dumps(_json_safe(report.figures), indent=1))
     report.html.write_text(render_html(report, data, nav, specs, live_charts), encoding="utf-8")
