@@ -230,3 +230,8 @@ def test_metric_checks_name_the_offending_rows(con):
         ("v4.1", "Google", "tpu-v5p-2048", "gpt3", 1.3, "throughput")]
     assert "v4.1 Google tpu-v5p-2048 gpt3 = 1.3 (measure throughput, cause per-accelerator batch grows 2×)" in (
         metrics.describe("scaling out of range", scaling))
+    # the mart's own "cause unknown: ..." reads once, not "cause cause unknown"
+    con.execute("update mart_scaling_efficiency set weak_scaling_flag = 'cause unknown: the logs do not state both "
+                "global batch sizes' where system = 'tpu-v5p-2048'")
+    assert "(measure throughput, cause unknown: the logs do not state both global batch sizes)" in (
+        metrics.describe("scaling out of range", metrics.scaling_findings(con)))
