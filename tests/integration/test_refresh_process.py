@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -35,16 +36,34 @@ def _count(environment):
 
 
 def test_queries_while_a_refresh_runs_see_the_old_or_the_new_build(env):
+    """Queries all through the refresh: every half second while it fetches and parses (the published file is
+    not touched then), back to back from its build until it exits (the new build replaces the old)."""
     environment, _ = env
     refresh = subprocess.Popen(CLI + REFRESH, env=environment,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    seen = []
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    building, stderr = threading.Event(), []
+
+    def read_progress():
+        for line in refresh.stderr:
+            stderr.append(line)
+            if line.startswith("building and publishing"):
+                building.set()
+
+    reader = threading.Thread(target=read_progress, daemon=True)
+    reader.start()
+    seen, while_building = [], 0
     while refresh.poll() is None:
         seen.append(_count(environment))
-    assert refresh.returncode == 0, refresh.stderr.read().decode()
+        if building.is_set():
+            while_building += 1
+        else:
+            building.wait(0.5)
+    reader.join(10)
+    assert refresh.returncode == 0, "".join(stderr)
     seen.append(_count(environment))
     assert set(seen) <= {(20, 100), (400, 2000)}, seen
     assert seen[0] == (20, 100) and seen[-1] == (400, 2000)
+    assert building.is_set() and while_building >= 3, (while_building, seen)
 
 
 def test_a_refresh_killed_part_way_leaves_the_warehouse_and_the_next_refresh_completes(env, monkeypatch, capsys):
