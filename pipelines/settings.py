@@ -248,7 +248,7 @@ def load_settings(**overrides) -> Settings:
 
 def apply(settings: Settings) -> Settings:
     """Give the plain-function layer what it needs of the settings, for this process."""
-    from pipelines.lib.io.http import configure_allowed_hosts
+    from pipelines.lib.io.hosts import configure_allowed_hosts
     from pipelines.lib.io.paths import configure_warehouse_dir
     from pipelines.lib.io.redaction import register_secret
 

@@ -54,7 +54,7 @@ def _process_settings_reset():
     its settings: the warehouse folder, limits, allowed hosts)."""
     yield
     from pipelines.lib.io import limits
-    from pipelines.lib.io.http import configure_allowed_hosts
+    from pipelines.lib.io.hosts import configure_allowed_hosts
     from pipelines.lib.io.paths import configure_warehouse_dir
 
     limits.configure({})

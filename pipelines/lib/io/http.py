@@ -29,6 +29,7 @@ import requests
 import urllib3.exceptions
 
 from pipelines.lib.io.files import atomic_write_text, temp_path
+from pipelines.lib.io.hosts import allowed_hosts
 from pipelines.lib.io.limits import human, limit
 from pipelines.lib.io.redaction import redact, redact_bytes
 
@@ -493,16 +494,6 @@ def read_bounded(resp: requests.Response, url: str, policy: RetryPolicy = RetryP
     return body
 
 
-_allowed_hosts: frozenset[str] = frozenset()
-
-
-def configure_allowed_hosts(hosts: list[str] | tuple[str, ...] | frozenset[str]) -> None:
-    """Install the hosts (besides each base URL's own) whose links may be followed: the settings layer's
-    `MLPERF_ALLOWED_HOSTS`, for mirrors."""
-    global _allowed_hosts
-    _allowed_hosts = frozenset(h.strip().lower() for h in hosts if h.strip())
-
-
 def check_followed_url(link: str, base_url: str, what: str) -> str:
     """`link` (found in an upstream response), resolved against `base_url`, if it may be followed.
 
@@ -526,7 +517,7 @@ def check_followed_url(link: str, base_url: str, what: str) -> str:
         return str(target)
     resolved = urljoin(base_url, link)
     parts = urlsplit(resolved)
-    allowed = {(base_parts.hostname or "").lower()} | _allowed_hosts
+    allowed = {(base_parts.hostname or "").lower()} | allowed_hosts()
     if parts.scheme not in ("http", "https"):
         raise UnsafeURL(f"{what}: refusing {resolved!r}: only http(s) links are followed")
     if (parts.hostname or "").lower() not in allowed:
