@@ -188,8 +188,8 @@ def describe(title: str, rows: list[dict], limit: int = 8) -> str:
     shown = []
     for r in rows[:limit]:
         who = " ".join(str(r[k]) for k in ("round", "submitter", "system", "benchmark") if r.get(k) is not None)
-        # a value that starts with its key ("cause unknown: ...") is not prefixed with it again
-        extra = [str(r[k]) if str(r[k]).startswith(k) else f"{k} {r[k]}" for k in r
+        # a value that begins with its key as a word ("cause unknown: ...") is not prefixed with it again
+        extra = [str(r[k]) if str(r[k]).startswith(f"{k} ") else f"{k} {r[k]}" for k in r
                  if k not in ("round", "submitter", "system", "benchmark", "value") and r[k] is not None]
         shown.append(f"{who} = {r.get('value')}" + (f" ({', '.join(extra)})" if extra else ""))
     more = f"; and {len(rows) - limit} more" if len(rows) > limit else ""
