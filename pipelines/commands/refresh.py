@@ -70,10 +70,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     started = time.perf_counter()
     base = warehouse_dir()
-    results_template = results_url_template(args.results_url_template or settings.results_url_template)
-    hpc_template = results_url_template(args.hpc_results_url_template or settings.hpc_results_url_template)
-    inference_template = results_url_template(args.inference_results_url_template
-                                              or settings.inference_results_url_template)
+    # each suite's results archives: its option (made from SUITES in register), else its setting
+    template = {name: results_url_template(getattr(args, suite.results_setting) or getattr(settings, suite.results_setting))
+                for name, suite in SUITES.items()}
+    results_template, hpc_template, inference_template = template["training"], template["hpc"], template["inference"]
     rounds, hpc_rounds, inference_rounds = by_suite["training"], by_suite["hpc"], by_suite["inference"]
     rules_template = rules_url_template(args.rules_url_template or settings.rules_url_template)
     request = preflight.request_key(rounds, results_template, rules_template, prices=not args.no_prices,
