@@ -28,16 +28,16 @@ def _unreachable(name: str, suite: str | None = None) -> StepOutcome:
 
 @pytest.mark.parametrize("suite", list(SUITES.values()), ids=list(SUITES))
 def test_an_unreachable_suite_is_told_its_own_flag_and_setting(suite):
-    text = RefreshSummary([_unreachable(f"results {suite.round_label('v9.9')}", suite.name)]).render()
-    fixes = " ".join(line.strip() for line in text.splitlines()[text.splitlines().index(next(
-        line for line in text.splitlines() if line.startswith("fix: "))):])
+    lines = RefreshSummary([_unreachable(f"results {suite.round_label('v9.9')}", suite.name)]).render().splitlines()
+    first_fix = next(i for i, line in enumerate(lines) if line.startswith("fix: "))
+    fixes = " ".join(line.strip() for line in lines[first_fix:])  # the fix and its wrapped continuation lines
     flags = set(re.findall(r"--[a-z-]+", fixes))
     variables = set(re.findall(rf"{ENV_PREFIX}[A-Z_]+", fixes))
     assert all(map(_is_refresh_option, flags)) and suite.results_flag in flags, fixes
     assert variables == {suite.results_variable} == {f"{ENV_PREFIX}{suite.results_setting.upper()}"}, fixes
     assert suite.results_setting in SETTINGS
     assert f"file:///data/{suite.repository}_{{version}}.tar.gz" in fixes
-    assert max(map(len, text.splitlines())) <= TABLE_WIDTH
+    assert max(map(len, lines)) <= TABLE_WIDTH
 
 
 def test_each_kind_of_source_is_named_once_and_reachable_failures_get_no_fix():
