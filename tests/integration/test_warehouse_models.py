@@ -13,6 +13,7 @@ from pipelines.defs.resources import BuildAssumptions, MlperfResultsSource, Ware
 from pipelines.defs.warehouse.models import MODELS, SQL_TESTS, group_of, warehouse_models
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.warehouse import models as model_headers
+from pipelines.runner.instance import warehouse_instance
 from pipelines.runner.runs import run_job
 from support.logs import serve_package_rules, write_ssd_archive
 
@@ -24,8 +25,8 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 @pytest.fixture
 def staged(warehouse, tmp_path):
-    """A warehouse directory with one staged round (two Acme systems, five SSD runs each), and an
-    instance that records what Dagster did."""
+    """A warehouse directory with one staged round (two Acme systems, five SSD runs each), and the
+    instance the CLI would record what Dagster did on (its storage, under the warehouse directory)."""
     site = tmp_path / "site"
     site.mkdir()
     write_ssd_archive(site / f"training_results_{ROUND}.tar.gz", systems=2)
@@ -36,7 +37,7 @@ def staged(warehouse, tmp_path):
         "warehouse_location": WarehouseLocation(directory=str(warehouse)),
         "build_assumptions": BuildAssumptions(),
     }
-    with dg.instance_for_test() as instance:
+    with warehouse_instance() as instance:
         instance.add_dynamic_partitions(mlperf_rounds.name, [ROUND])
         result = dg.materialize(ROUND_ASSETS, partition_key=ROUND, instance=instance, resources=resources,
                                 run_config=QUIET)
