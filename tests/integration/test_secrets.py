@@ -15,6 +15,7 @@ from pipelines.lib.prices.fetch import GCP_SERVICES, GCP_SKUS_PATH
 from pipelines.runner.jobs import refresh
 from support.cli import CLI
 from support.hostile_server import HostileServer, deep_json, endless, fixed
+from support.price_site import PRICE_URL_VARIABLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
@@ -51,6 +52,7 @@ CASES = {
 def test_the_gcp_key_is_found_nowhere_after_the_failure_cases(tmp_path, warehouse, monkeypatch, capsys, settings_from_env):
     from pipelines.defs.prices.resources import price_sources_from_settings
     from pipelines.defs.resources import WarehouseLocation
+    from pipelines.runner.instance import warehouse_instance
     from pipelines.runner.price_steps import refresh_prices
 
     home = tmp_path / "dagster_home"
@@ -60,9 +62,9 @@ def test_the_gcp_key_is_found_nowhere_after_the_failure_cases(tmp_path, warehous
     monkeypatch.setenv("MLPERF_MAX_RESPONSE_BYTES", str(1 << 20))
     settings_from_env(warehouse_dir=warehouse)
     outcomes = []
-    with HostileServer() as server, dg.DagsterInstance.get() as instance:
-        for variable in ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_OCI_PRICES_URL"):
-            monkeypatch.setenv(variable, server.url)  # 404 there: quick failures that must not leak either
+    with HostileServer() as server, warehouse_instance() as instance:  # the CLI's instance, on DAGSTER_HOME
+        for variable in PRICE_URL_VARIABLES:  # no public host is looked up; the other lists 404 there: quick
+            monkeypatch.setenv(variable, server.url)  # failures that must not leak either
         resources = {"warehouse_location": WarehouseLocation(directory=str(warehouse))}
         for case in [*CASES, "connection_refused"]:
             for service in GCP_SERVICES.values():
