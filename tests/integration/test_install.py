@@ -2,7 +2,8 @@
 
 How the install is made honest and fast (the full, slow install with every dependency is `.ci/run`'s job):
 - the wheel is built by pip from a copy of the tracked sources in a temp directory, so the checkout gets
-  no `build/` or `*.egg-info`;
+  no `build/` or `*.egg-info`, with the locked setuptools of this interpreter (no build isolation: nothing
+  is fetched from the package index);
 - a fresh venv (no pip, no system site-packages) in a temp directory gets the wheel with `--no-deps`;
 - its dependencies come from this interpreter's site-packages, appended by a `.pth` line. A directory
   named in a `.pth` file is only added to `sys.path`: the `.pth` files inside it (among them the
@@ -67,7 +68,7 @@ def installed(tmp_path_factory):
     seconds = {}
     started = time.perf_counter()
     source = _source_copy(work / "source")
-    _run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(work / "dist")])
+    _run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q", "-w", str(work / "dist")])
     wheel, = (work / "dist").glob("mlperf_warehouse-*.whl")
     seconds["wheel"] = time.perf_counter() - started
 
