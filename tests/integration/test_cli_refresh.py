@@ -33,12 +33,17 @@ def _unreachable_templates():
     }
 
 
+def _rules_beside(template: str) -> str:
+    """The rules archives' template on the same unreachable host (the default would reach for GitHub)."""
+    return template.replace("training_results_{version}", "logging-{ref}")
+
+
 @pytest.mark.parametrize("case", ["refused", "no-such-host"])
 def test_an_offline_refresh_of_every_round_fails_fast_with_one_line_per_source_and_the_fix(case, tmp_path):
     template = _unreachable_templates()[case]
     env = {k: v for k, v in os.environ.items() if k not in ("MLPERF_ROUNDS", "MLPERF_DEBUG", "MLPERF_GCP_API_KEY")}
     env |= {"MLPERF_WAREHOUSE_DIR": str(tmp_path / "warehouse"), "DAGSTER_HOME": str(tmp_path / "dagster"),
-            "MLPERF_RESULTS_URL_TEMPLATE": template,
+            "MLPERF_RESULTS_URL_TEMPLATE": template, "MLPERF_RULES_URL_TEMPLATE": _rules_beside(template),
             "MLPERF_HPC_RESULTS_URL_TEMPLATE": template.replace("training_results", "hpc_results")}
     env |= {name: f"https://prices-{i}.invalid" for i, name in enumerate(PRICE_URLS)}  # the price APIs, offline
     (tmp_path / "dagster").mkdir()
@@ -81,8 +86,9 @@ def test_an_offline_refresh_of_every_round_fails_fast_with_one_line_per_source_a
 
 
 def test_with_mlperf_debug_dagster_shows_its_tracebacks(tmp_path):
+    template = _unreachable_templates()["refused"]
     env = os.environ | {"MLPERF_WAREHOUSE_DIR": str(tmp_path / "warehouse"), "MLPERF_DEBUG": "1",
-                        "MLPERF_RESULTS_URL_TEMPLATE": _unreachable_templates()["refused"]}
+                        "MLPERF_RESULTS_URL_TEMPLATE": template, "MLPERF_RULES_URL_TEMPLATE": _rules_beside(template)}
     proc = subprocess.run(CLI + ["refresh", "--rounds", "v4.1", "--no-prices"], env=env, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 1
