@@ -1,4 +1,6 @@
+import ipaddress
 import os
+import socket
 from collections import Counter
 
 import pytest
@@ -72,3 +74,37 @@ def _package_rules_stand_in(request, monkeypatch):
     from support.logs import accept_package_rules
 
     accept_package_rules(monkeypatch)
+
+
+# Names that never reach a public resolver's answer (RFC 2606, RFC 6761): tests may look them up to see a
+# source fail as "host not found".
+RESERVED_NAMES = (".invalid", ".example", ".test", ".localhost")
+
+
+def _local_or_reserved(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.split("%")[0])  # an address is not looked up
+        return True
+    except ValueError:
+        name = host.rstrip(".").lower()
+        return name == "localhost" or name.endswith(RESERVED_NAMES) or name in {r.lstrip(".") for r in RESERVED_NAMES}
+
+
+@pytest.fixture(autouse=True)
+def _no_public_host_lookups(monkeypatch):
+    """Tests serve every source over loopback. A host name looked up in a test's process that could reach the
+    internet (a default URL left in place) fails that test, naming the host, even where the lookup's failure
+    would pass as a source being offline."""
+    looked_up = []
+    resolve = socket.getaddrinfo
+
+    def guarded(host, *args, **kwargs):
+        name = host.decode() if isinstance(host, bytes) else host
+        if name is not None and not _local_or_reserved(str(name)):
+            looked_up.append(str(name))
+            raise socket.gaierror(socket.EAI_NONAME, f"a test may not look up the public host {name}")
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded)
+    yield
+    assert not looked_up, f"the test looked up public hosts (serve them over loopback): {sorted(set(looked_up))}"
