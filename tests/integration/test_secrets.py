@@ -8,7 +8,6 @@ import socket
 import subprocess
 from pathlib import Path
 
-import dagster as dg
 import pytest
 
 from pipelines.lib.prices.fetch import GCP_SERVICES, GCP_SKUS_PATH
