@@ -62,8 +62,10 @@ def test_the_gcp_key_is_found_nowhere_after_the_failure_cases(tmp_path, warehous
     settings_from_env(warehouse_dir=warehouse)
     outcomes = []
     with HostileServer() as server, warehouse_instance() as instance:  # the CLI's instance, on DAGSTER_HOME
-        for variable in PRICE_URL_VARIABLES:  # no public host is looked up; the other lists 404 there: quick
-            monkeypatch.setenv(variable, server.url)  # failures that must not leak either
+        # Every price list on this server (no public host is looked up): the others 404, quick failures that
+        # must not leak the key either.
+        for variable in PRICE_URL_VARIABLES:
+            monkeypatch.setenv(variable, server.url)
         resources = {"warehouse_location": WarehouseLocation(directory=str(warehouse))}
         for case in [*CASES, "connection_refused"]:
             for service in GCP_SERVICES.values():
