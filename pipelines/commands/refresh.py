@@ -10,7 +10,7 @@ import time
 from datetime import date
 
 from pipelines.commands import add_warehouse_dir
-from pipelines.lib.mlperf.suites import HPC, INFERENCE, SUITES, suite_named
+from pipelines.lib.mlperf.suites import SUITES, suite_named
 
 EXAMPLES = """examples:
   mlperf-warehouse refresh
@@ -106,12 +106,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         shutdown_pool()  # the rounds' scoring processes end with the refresh, not at interpreter exit
     if summary.ok:  # the next refresh may skip Dagster if nothing changes meanwhile
-        sources = [s for r in rounds for s in round_sources(r, results_template, rules_template, base,
-                                                            settings.rules_default_ref)]
-        sources += [s for r in hpc_rounds for s in round_sources(r, hpc_template, rules_template, base,
-                                                                 settings.rules_default_ref, HPC)]
-        sources += [s for r in inference_rounds for s in round_sources(r, inference_template, rules_template, base,
-                                                                       settings.rules_default_ref, INFERENCE)]
+        sources = [s for name, suite in SUITES.items() for r in by_suite[name]
+                   for s in round_sources(r, template[name], rules_template, base, settings.rules_default_ref, suite)]
         preflight.record(base, request, sources, date.today().isoformat() if not args.no_prices else None)
     print(redact(summary.render()))
     total = time.perf_counter() - started
