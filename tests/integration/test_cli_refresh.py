@@ -1,7 +1,6 @@
 """An offline refresh fails fast, one short line per source, with the fix named once and no tracebacks."""
 
 import os
-import socket
 import subprocess
 import time
 
@@ -10,6 +9,7 @@ import pytest
 from pipelines.lib.io.http import FetchError, RetryPolicy, fetch_to_file
 from pipelines.lib.reference.sources import DEFAULT_HPC_ROUNDS, DEFAULT_ROUNDS
 from support.cli import CLI
+from support.http_server import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
@@ -19,16 +19,9 @@ PRICE_URLS = ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_B
               "MLPERF_PRICE_CATALOG_URL")
 
 
-def _closed_port() -> int:
-    """A 127.0.0.1 port with nothing listening (bound, then released)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _unreachable_templates():
     return {
-        "refused": f"http://127.0.0.1:{_closed_port()}/training_results_{{version}}.tar.gz",
+        "refused": f"http://127.0.0.1:{free_port()}/training_results_{{version}}.tar.gz",
         "no-such-host": "https://mlperf-mirror.invalid/training_results_{version}.tar.gz",
     }
 

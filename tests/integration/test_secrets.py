@@ -4,7 +4,6 @@ compute logs, metadata, raw files or the command output, whatever the price serv
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 from pathlib import Path
 
@@ -14,17 +13,12 @@ from pipelines.lib.prices.fetch import GCP_SERVICES, GCP_SKUS_PATH
 from pipelines.runner.jobs import refresh
 from support.cli import CLI
 from support.hostile_server import HostileServer, deep_json, endless, fixed
+from support.http_server import free_port
 from support.price_site import PRICE_URL_VARIABLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 KEY = "AIzaFAKE-h5-9d2c71e0b4aa-not-a-real-key"
-
-
-def _closed_port_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{s.getsockname()[1]}"
 
 
 def _grep(root: Path) -> list[str]:
@@ -70,7 +64,7 @@ def test_the_gcp_key_is_found_nowhere_after_the_failure_cases(tmp_path, warehous
         for case in [*CASES, "connection_refused"]:
             for service in GCP_SERVICES.values():
                 server.route(GCP_SKUS_PATH.format(service=service), CASES.get(case, fixed(b"{}")))
-            url = _closed_port_url() if case == "connection_refused" else server.url
+            url = f"http://127.0.0.1:{free_port()}" if case == "connection_refused" else server.url
             sources = price_sources_from_settings(gcp_url=url, backoff_seconds=0.01, max_attempts=2)
             steps = refresh_prices(instance, resources, print, price_sources=sources)
             outcomes.append((case, next(s for s in steps if s.name == "prices gcp")))

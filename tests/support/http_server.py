@@ -24,6 +24,13 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 
+def free_port() -> int:
+    """A 127.0.0.1 port nothing listens on (bound, then released): for a server to come, or a refused connection."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 @dataclass
 class Reply:
     status: int = 200

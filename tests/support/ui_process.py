@@ -7,7 +7,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -17,14 +16,9 @@ from pathlib import Path
 import pytest
 
 from support.cli import CLI
+from support.http_server import free_port
 
 STARTUP_SECONDS = 240  # the UI loads the definitions in a subprocess; slow on a busy machine
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def graphql(url: str, query: str, *, expect_errors: bool = False) -> dict:
