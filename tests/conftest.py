@@ -98,9 +98,9 @@ def _no_public_host_lookups(monkeypatch):
     resolve = socket.getaddrinfo
 
     def guarded(host, *args, **kwargs):
-        name = host.decode() if isinstance(host, bytes) else host
-        if name is not None and not _local_or_reserved(str(name)):
-            looked_up.append(str(name))
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        if host is not None and not _local_or_reserved(name):
+            looked_up.append(name)
             raise socket.gaierror(socket.EAI_NONAME, f"a test may not look up the public host {name}")
         return resolve(host, *args, **kwargs)
 
