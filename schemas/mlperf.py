@@ -74,6 +74,9 @@ class MlperfRun(pa.DataFrameModel):
     log_sha256: str = pa.Field(nullable=True, str_matches=r"^[0-9a-f]{64}$")
     precision_logged: str = pa.Field(nullable=True, isin=list(values("precision")))
     precision_evidence: str = pa.Field(nullable=True)
+    # the log's lowest_numerical_precision_* lines as logged, and the deciding one when no spelling maps it
+    precision_statements: str = pa.Field(nullable=True)
+    precision_statement_unmapped: str = pa.Field(nullable=True)
     throughput_counting: str = pa.Field(nullable=True, isin=list(values("throughput_counting")))
     progress_counted_in: str = pa.Field(nullable=True, isin=list(values("progress_unit")))
     throughput_null_reason: str = pa.Field(nullable=True)
@@ -130,6 +133,19 @@ class MlperfScaling(pa.DataFrameModel):
     scaling_factor: float = pa.Field(nullable=True, gt=0, le=100)
     scaling_file: str = pa.Field(nullable=True)
     scaling_problem: str = pa.Field(nullable=True)
+
+
+class RoundRulesUsed(pa.DataFrameModel):
+    """The rules release that judged one round's runs: which ref, how it was found, whether it holds the round's own
+    rules (provisional when not), and how its content is trusted. One row a round; no ref when no release judges it."""
+
+    round: str = pa.Field(str_matches=ROUND)
+    ref: str = pa.Field(nullable=True)
+    ref_source: str = pa.Field(nullable=True, isin=values("rules_ref_source"))
+    rule_folder: str = pa.Field(nullable=True)
+    provisional: bool
+    why: str = pa.Field(nullable=True)
+    trust: str = pa.Field(nullable=True)
 
 
 class MlperfPowerLog(pa.DataFrameModel):

@@ -106,8 +106,11 @@ def run(args: argparse.Namespace) -> int:
     finally:
         shutdown_pool()  # the rounds' scoring processes end with the refresh, not at interpreter exit
     if summary.ok:  # the next refresh may skip Dagster if nothing changes meanwhile
+        from pipelines.defs.resources import results_source_from_settings
+
+        github = results_source_from_settings(settings).github()
         sources = [s for name, suite in SUITES.items() for r in by_suite[name]
-                   for s in round_sources(r, template[name], rules_template, base, settings.rules_default_ref, suite)]
+                   for s in round_sources(r, template[name], rules_template, base, suite, github)]
         preflight.record(base, request, sources, date.today().isoformat() if not args.no_prices else None)
     print(redact(summary.render()))
     total = time.perf_counter() - started

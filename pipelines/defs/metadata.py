@@ -40,12 +40,19 @@ class ArchiveFetched(AssetMetadata):
 
 @dataclass(frozen=True)
 class RulesFetched(AssetMetadata):
-    """The rules of a round: the mlcommons/logging ref it was scored with ("none" for v0.5)."""
+    """The rules of a round: the mlcommons/logging ref it was scored with ("none" for v0.5), how the ref was
+    found (rules_refs.csv, a release tag, the default branch, ...), how its content is trusted, and whether it
+    ships the round's own rule folder (`provisional` when it does not)."""
 
     ref: str
     in_rules_table: bool = True
     ref_date: str | None = None
     why: str | None = None
+    source: str | None = None
+    folder: str | None = None
+    provisional: bool = False
+    trust: str | None = None
+    notes: str | None = None
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from pipelines.lib.mlperf.rounds import results_url_template
 from pipelines.lib.mlperf.rules import rules_url_template
 from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK
 from pipelines.lib.reference.sources import (
+    DEFAULT_GITHUB_API_URL,
     DEFAULT_HPC_RESULTS_URL_TEMPLATE,
     DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
     DEFAULT_RESULTS_URL_TEMPLATE,
@@ -45,8 +46,18 @@ class MlperfResultsSource(Downloads):
     max_archive_bytes: int | None = None
     # refs of mlcommons/logging used although their content is not the digest rules_refs.csv pins
     trusted_rules_refs: list[str] = []
-    # the rules ref of a round rules_refs.csv does not list (None: the newest ref of the table)
+    # the rules ref of a round rules_refs.csv does not list (None: discovered among mlcommons/logging's tags)
     rules_default_ref: str | None = None
+    # GitHub's REST API, where the tags and default branch of mlcommons/logging are listed
+    github_api_url: str = DEFAULT_GITHUB_API_URL
+
+    def github(self):
+        """Where rules releases are discovered; the token (a secret) is read from the settings when needed, never
+        kept in the resource's configuration."""
+        from pipelines.lib.mlperf.rules_releases import GitHubSource
+
+        token = load_settings().github_token
+        return GitHubSource(self.github_api_url, token.get_secret_value() if token is not None else None)
 
     def template_for(self, suite) -> str:
         """The results URL template of a suite (`pipelines.lib.mlperf.suites`)."""
@@ -106,7 +117,7 @@ def results_source_from_settings(settings: Settings | None = None, *, url_templa
         max_shrink=settings.max_shrink,
         accept_shrink=settings.accept_shrink if accept_shrink is None else accept_shrink,
         trusted_rules_refs=sorted(set(settings.trust_rules_refs) | set(trusted_rules_refs or ())),
-        rules_default_ref=settings.rules_default_ref, **overrides)
+        rules_default_ref=settings.rules_default_ref, github_api_url=settings.github_api_url, **overrides)
 
 
 def warehouse_location_from_settings(settings: Settings | None = None) -> WarehouseLocation:

@@ -91,12 +91,12 @@ def _refresh_on(
         result = run_job(SUITE_ROUNDS[suite.name].job.name, instance, resources, partition_key=round_version,
                          debug=settings.debug)
         seconds = time.perf_counter() - started
-        unreachable = False
+        unreachable = provisional = False
         if result.success:
-            detail = _round_detail(materialized_metadata(result), suite)
+            detail, provisional = _round_detail(materialized_metadata(result), suite)
         else:
             detail, unreachable = run_error(result)
-        summary.steps.append(StepOutcome(f"results {label}", result.success, seconds, detail,
+        summary.steps.append(StepOutcome(f"results {label}", result.success, seconds, detail, warning=provisional,
                                          unreachable=unreachable, suite=suite.name))
         progress(f"[{index}/{len(steps)}] {label}: {'ok' if result.success else 'FAILED'} in {seconds:.1f}s; {detail}")
 
@@ -143,9 +143,9 @@ def _refresh_on(
     return summary
 
 
-def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> str:
+def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> tuple[str, bool]:
     """What happened to a round, from the metadata its assets recorded (a successful round run
-    materializes all three)."""
+    materializes all three), and whether its scores are provisional (not scored by its own rules)."""
     from pipelines.defs.metadata import ArchiveFetched, RoundStaged, RulesFetched
     from pipelines.defs.operations.jobs import SUITE_ROUNDS
 
@@ -156,10 +156,21 @@ def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> str:
             f"{'re-parsed' if not staged.skipped else 'not re-parsed'}; ")
     counts = f"systems {staged.systems}, quarantined {staged.quarantined}"
     if assets.rules_archive is None:  # LoadGen judged each run: no rules archive
-        return f"{head}results {staged.runs}, {counts}"
+        return f"{head}results {staged.runs}, {counts}", False
     rules = RulesFetched.from_metadata(metadata[assets.rules_archive])
-    return (f"{head}runs {staged.runs}, {counts}; rules {rules.ref}"
-            + ("" if rules.in_rules_table else " (round not in the rules table)"))
+    return f"{head}runs {staged.runs}, {counts}; {rules_detail(rules)}", rules.provisional
+
+
+def rules_detail(rules) -> str:
+    """How a round's rules were found and trusted, as the refresh's line says it."""
+    if rules.ref == "none":
+        return f"no rules ({rules.why})"
+    text = f"rules {rules.ref} ({rules.folder})"
+    if not rules.in_rules_table:
+        text += f", {rules.source}: {rules.why}; {rules.trust}"
+    if rules.provisional:
+        text += "; PROVISIONAL: not the round's own rules"
+    return text
 
 
 def _warehouse_detail(metadata: dict[str, dict]) -> tuple[bool, str]:

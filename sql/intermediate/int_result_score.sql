@@ -6,7 +6,34 @@
 -- The official score under each rule basis: the olympic mean of the runs that count, in minutes,
 -- times the benchmark folder's scaling.json factor (as published); NULL, with the reason, where
 -- the official summarizer prints no score (a benchmark the rules do not know, or retired, says so).
-with results as (
+-- Too many runs dropped names every cause: how many runs each reason dropped, and which (up to three
+-- file names a reason), most common first.
+with drops as (
+    select
+        round, submitter, system, benchmark, rules_basis, drop_reason,
+        count(*) as runs,
+        string_agg(regexp_extract(run_file, '[^/]+$'), ', ' order by run_file)
+            filter (where file_rank <= 3) as first_files
+    from (
+        select *, row_number() over (partition by round, submitter, system, benchmark, rules_basis, drop_reason
+                                     order by run_file) as file_rank
+        from int_run_scoring
+        where not scored
+    )
+    group by all
+),
+
+drop_causes as (
+    select
+        round, submitter, system, benchmark, rules_basis,
+        string_agg(
+            runs || ' by ' || drop_reason || ' (' || first_files || case when runs > 3 then ', …' else '' end || ')',
+            '; ' order by runs desc, drop_reason) as causes
+    from drops
+    group by all
+),
+
+results as (
     select
         round,
         submitter,
@@ -45,9 +72,10 @@ select
     case
         when r.runs_without_rules = r.runs_total then r.first_drop_reason
         when r.runs_dropped > r.max_dropped
-            then 'too many runs dropped (' || r.runs_dropped || ' > ' || r.max_dropped || ')'
+            then 'too many runs dropped (' || r.runs_dropped || ' > ' || r.max_dropped || '): ' || d.causes
         when scaling.scaling_file is not null and scaling.scaling_factor is null then scaling.scaling_problem
         when r.runs_in_mean = 0 then 'no runs left after olympic trimming'
     end as no_score_reason
 from results as r
 left join stg_mlperf_scaling as scaling using (round, submitter, system, benchmark)
+left join drop_causes as d using (round, submitter, system, benchmark, rules_basis)

@@ -1,7 +1,7 @@
 -- model: fct_hpc_result
 -- kind: table
 -- grain: round, submitter, system, scale, benchmark
--- depends on: int_hpc_run_scoring, stg_hpc_runs, dim_hpc_system, raw_hpc_scaling, raw_hpc_benchmark_seed
+-- depends on: int_hpc_run_scoring, stg_hpc_runs, dim_hpc_system, raw_hpc_scaling, raw_hpc_benchmark_seed, stg_hpc_rules
 -- description: MLPerf HPC results: strong-scaling scores (minutes) and weak-scaling throughput (models per minute).
 -- columns:
 --   suite varchar: always 'hpc' (Training's results are fct_training_result)
@@ -18,6 +18,8 @@
 --   accelerator_count bigint: accelerators of the whole system (0: CPU-only, e.g. Fugaku's A64FX)
 --   number_of_nodes bigint: nodes of the whole system
 --   ruleset_ref varchar: the mlcommons/logging ref of the rules the round was scored with
+--   rules_provisional boolean: the rules that judged the round are not its own (dim_rules_release)
+--   rules_provisional_reason varchar: which release judged the round instead, and why (NULL: the round's own rules)
 --   runs_total bigint: result files of the result
 --   runs_dropped bigint: runs the round's own rules do not count
 --   first_drop_reason varchar: the first dropped run's reason, in file order
@@ -116,6 +118,8 @@ select
     sys.accelerator_count,
     sys.number_of_nodes,
     ref.ruleset_ref,
+    coalesce(rules.provisional, false) as rules_provisional,
+    case when rules.provisional then rules.why end as rules_provisional_reason,
     p.runs_total,
     p.runs_dropped,
     p.first_drop_reason,
@@ -151,6 +155,7 @@ join scored as c
     on c.round = p.round and c.submitter = p.submitter and c.system = p.system and c.scale = p.scale
     and c.benchmark = p.benchmark and c.rules_basis = 'current'
 left join dim_hpc_system as sys on sys.round = p.round and sys.submitter = p.submitter and sys.system = p.system
+left join stg_hpc_rules as rules on rules.round = p.round
 left join (
     -- A round older than every HPC rules folder (v0.7) is judged by the nearest rules there are
     -- (fct_hpc_run says which runs they accept), but gets no score: those rules postdate it.

@@ -1,7 +1,7 @@
 -- model: fct_training_result
 -- kind: table
 -- grain: round, submitter, system, benchmark
--- depends on: int_result_score, fct_training_run, dim_system
+-- depends on: int_result_score, fct_training_run, dim_system, stg_mlperf_rules
 -- description: Official results: the score as published and under today's rules, with the runs behind it.
 -- columns:
 --   round varchar
@@ -22,6 +22,8 @@
 --   samples_to_converge double: mean samples to converge over the olympic-mean runs, in samples (NULL unless each of them has the figure)
 --   has_system_description boolean: the result's systems file was read
 --   ruleset_ref varchar
+--   rules_provisional boolean: the rules that scored the round are not its own (no release ships them yet): provisional (dim_rules_release)
+--   rules_provisional_reason varchar: which release scored the round instead, and why (NULL: the round's own rules)
 --   score_minutes_current_rules double: the score under today's pinned mlperf-logging package (NULL: it gives none)
 --   runs_dropped_current_rules bigint: runs today's rules drop
 --   current_rules_drop_reason varchar: why today's rules reject runs the published rules accepted (NULL when both agree)
@@ -93,6 +95,8 @@ select
     runs.samples_to_converge,
     sys.system is not null as has_system_description,
     runs.ruleset_ref,
+    coalesce(rules.provisional, false) as rules_provisional,
+    case when rules.provisional then rules.why end as rules_provisional_reason,
     current.score_minutes as score_minutes_current_rules,
     current.runs_dropped as runs_dropped_current_rules,
     case
@@ -130,5 +134,6 @@ join runs
     and runs.system = published.system and runs.benchmark = published.benchmark
 left join dim_system as sys
     on sys.round = published.round and sys.submitter = published.submitter and sys.system = published.system
+left join stg_mlperf_rules as rules on rules.round = published.round
 where published.rules_basis = 'published'
 window same_runs as (partition by runs.round, runs.benchmark, runs.run_set order by runs.submitter, runs.system)

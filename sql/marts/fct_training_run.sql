@@ -37,8 +37,10 @@
 --   first_seen_round varchar: the earliest loaded round the same run appears in
 --   first_seen_submitter varchar: the submitter it appears under there
 --   first_seen_system varchar: the system it appears under there
---   precision_logged varchar: the training format the log's configuration states (fp8, bf16, fp16, fp4; NULL: not stated)
+--   precision_logged varchar: the training format the log states (vocabulary precision; NULL: not stated): its lowest_numerical_precision_in_linear line, else its configuration
 --   precision_evidence varchar: the log line that states it
+--   precision_statements varchar: the log's lowest_numerical_precision_* lines as logged (linear, attention, communication; NULL: none)
+--   precision_statement_unmapped varchar: the deciding statement when no spelling of precision_spellings.csv maps its value: flagged, no precision guessed
 --   end_to_end_throughput double: samples_to_converge ÷ time to train, samples/s
 --   steady_to_end_to_end_ratio double: steady_state_throughput ÷ end_to_end_throughput
 --   throughput_check_reason varchar: why the run is no scaling evidence: its ratio lies outside [0.9, 3.0] (NULL: it passes)
@@ -269,6 +271,8 @@ select
     -- the training format the log states ('fp8', 'bf16', ...; NULL: not stated) and the line saying so
     runs.precision_logged,
     runs.precision_evidence,
+    runs.precision_statements,
+    runs.precision_statement_unmapped,
     case when runs.benchmark_round_throughput_problem is null then runs.end_to_end_raw end as end_to_end_throughput,
     case when runs.benchmark_round_throughput_problem is null then runs.steady_to_end_to_end_ratio end
         as steady_to_end_to_end_ratio,

@@ -22,11 +22,11 @@
 --   model_flops_to_train double: samples_to_converge × model_flops_per_sample
 --   achieved_flops_per_accelerator double: model FLOP/s per accelerator over the time to train
 --   mfu double: model FLOPs utilization: achieved ÷ peak_flops_used (NULL with mfu_null_reason; never above 1)
---   precision varchar: the training format the figure assumes (vocabulary precision: fp4, fp8, bf16, fp16)
---   precision_source varchar: where the precision comes from (vocabulary precision_source: log, system_description, stack, assumed_bf16)
+--   precision varchar: the training format the figure assumes (vocabulary precision: fp4, fp8, bf16, fp16, ...; NULL: the logs state one no spelling maps)
+--   precision_source varchar: where the precision comes from (vocabulary precision_source: log, system_description, stack, assumed_bf16, unmapped_statement)
 --   precision_evidence varchar: the text that states it
 --   peak_dense_fp8_flops double: the accelerator's dense FP8 peak, FLOP/s
---   peak_flops_used double: the dense peak of the result's precision, FLOP/s (FP16 uses the BF16 peak)
+--   peak_flops_used double: the dense peak of the result's precision, FLOP/s (FP16 uses the BF16 peak; NULL for a precision without a kept peak: TF32, FP32, INT8, ...)
 --   mfu_null_reason varchar: why mfu is NULL (no FLOPs figure, no peak, no samples, a figure above 1, ...)
 --   peak_dense_fp4_flops double: the accelerator's dense FP4 peak, FLOP/s
 --   model_flops_per_sample double: model FLOPs to train on one sample (dim_benchmark)
@@ -40,7 +40,10 @@
 -- precision_stated, framework_family), dim_accelerator (dense BF16/FP8/FP4 peaks), dim_benchmark.
 -- Precision (`precision_source`, vocabulary `precision_source`), one per software stack and never
 -- inferred from the speed itself:
---   log                 the format most scored runs' logs state (ties: the narrower format)
+--   log                 the format most scored runs' logs state (ties: the narrower format): a
+--                       lowest_numerical_precision_in_linear line (the 6.0 rules), else a configuration flag
+--   unmapped_statement  the logs state a lowest numerical precision no spelling maps: precision NULL,
+--                       no MFU, flagged (never guessed, never BF16)
 --   system_description  else the format the systems file states
 --   stack               else the format the other results of its stack state, where they agree: the
 --                       same round, submitter, benchmark, accelerator and framework family
@@ -71,7 +74,15 @@ formats_in_logs as (
 ),
 
 narrowness (precision, rank) as (
-    values ('fp4', 4), ('fp8', 3), ('bf16', 2), ('fp16', 1)
+    values ('int4', 8), ('fp4', 7), ('int8', 6), ('fp8', 5), ('bf16', 4), ('fp16', 3), ('tf32', 2), ('fp32', 1), ('fp64', 0)
+),
+
+unmapped as (
+    -- results whose logs state a lowest numerical precision that no spelling maps (and no mapped one)
+    select round, submitter, system, benchmark, min(run_file || ': ' || precision_statement_unmapped) as evidence
+    from fct_training_run
+    where scored and precision_statement_unmapped is not null
+    group by all
 ),
 
 logged as (
@@ -90,13 +101,18 @@ stated as (
         r.*,
         s.accelerator,
         s.framework_family,
-        coalesce(l.precision, s.precision_stated) as stated_precision,
-        case when l.precision is not null then 'log' when s.precision_stated is not null then 'system_description' end
-            as stated_source,
-        coalesce(l.evidence, s.precision_evidence) as stated_evidence
+        case when u.evidence is null or l.precision is not null then coalesce(l.precision, s.precision_stated) end
+            as stated_precision,
+        case
+            when l.precision is not null then 'log'
+            when u.evidence is not null then 'unmapped_statement'
+            when s.precision_stated is not null then 'system_description'
+        end as stated_source,
+        coalesce(l.evidence, u.evidence, s.precision_evidence) as stated_evidence
     from fct_training_result as r
     left join dim_system as s using (round, submitter, system)
     left join logged as l using (round, submitter, system, benchmark)
+    left join unmapped as u using (round, submitter, system, benchmark)
     where r.score_minutes is not null
 ),
 
@@ -115,9 +131,10 @@ stacks as (
 results as (
     select
         st.* exclude (stated_precision, stated_source, stated_evidence),
-        coalesce(st.stated_precision, k.precision, 'bf16') as precision,
+        case when st.stated_source = 'unmapped_statement' then null
+            else coalesce(st.stated_precision, k.precision, 'bf16') end as precision,
         case
-            when st.stated_precision is not null then st.stated_source
+            when st.stated_source is not null then st.stated_source
             when k.precision is not null then 'stack'
             else 'assumed_bf16'
         end as precision_source,
@@ -152,7 +169,8 @@ measured as (
         case r.precision
             when 'fp8' then a.peak_dense_fp8_flops
             when 'fp4' then a.peak_dense_fp4_flops
-            else a.peak_dense_bf16_flops
+            when 'bf16' then a.peak_dense_bf16_flops
+            when 'fp16' then a.peak_dense_bf16_flops
         end as peak_flops_used,
         runs.samples_to_converge * b.model_flops_per_sample
             / (runs.time_to_train_minutes * 60.0 * r.accelerator_count) as achieved_flops
@@ -173,6 +191,9 @@ reasoned as (
             when samples_to_converge is null or time_to_train_minutes is null
                 then 'no samples to converge for the olympic-mean runs (fct_training_run.samples_to_converge_null_reason)'
             when accelerator_count is null or accelerator_count = 0 then 'accelerator count unknown'
+            when precision_source = 'unmapped_statement' then
+                'the logs state a precision no spelling of precision_spellings.csv maps (' || precision_evidence
+                || '): not guessed'
             when peak_flops_used is null then 'no dense ' || upper(precision) || ' peak for ' || accelerator || ' in dim_accelerator'
             when achieved_flops / peak_flops_used > 1 then
                 'MFU ' || printf('%.3f', achieved_flops / peak_flops_used) || ' above 1 against the dense '

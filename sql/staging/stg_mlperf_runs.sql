@@ -51,6 +51,8 @@ select
     first_value(system) over first_seen as first_seen_system,
     precision_logged,
     precision_evidence,
+    precision_statements,
+    precision_statement_unmapped,
     throughput_counting,
     progress_counted_in,
     throughput_null_reason,

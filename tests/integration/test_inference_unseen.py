@@ -40,7 +40,7 @@ def _copy(source, target) -> dict[str, int]:
                 new = rest.replace("closed/", "open/", 1).replace("/llama2-70b-99/", "/llama9-1t/").replace(
                     "B200-SXM-180GBx8_TRT", "zeta_z900").replace(f"/{scenario}/", f"/{scenario.lower()}/")
                 add_member(out, info, f"inference_results_{NEW_ROUND}-main/{new}", data)
-                added["results"] += 1
+                added["results"] += rest.endswith("/mlperf_log_summary.txt")  # one summary (and detail log) a result
             if rest == "closed/Nebius/systems/B200-SXM-180GBx8_TRT.json":
                 doc = json.loads(data)
                 doc |= {"accelerator_model_name": NEW_ACCELERATOR, "division": "open", "system_name": "Zeta Z900"}

@@ -86,20 +86,29 @@ def test_downloaded_rule_code_never_runs(tmp_path, warehouse, edit, named):
 def test_a_rules_archive_that_is_not_the_pinned_content_is_refused_unless_trusted(tmp_path, warehouse):
     site = _site(tmp_path, package_rules_archive(ROUND)[1])  # real rule files, but not 4.1.0-rc4's
     detail = _results_step(_refresh(site, trusted=()))
-    assert detail == (f"rules {REF}: content {package_rules_digest(REF)[:16]} is not the pinned 26b6e8165767ffb5: "
+    assert detail == (f"rules {REF}: content {package_rules_digest(REF)[:16]} is not the pinned 2d8b202c49b07937: "
                       f"refused; --trust-rules-ref {REF} uses it")
     trusted = _refresh(site, trusted=(REF,))
     assert trusted.ok and trusted.published, trusted.render()
 
 
 @pytest.mark.pinned_rules_only
-def test_a_round_missing_from_the_table_needs_its_ref_trusted(monkeypatch):
+def test_a_ref_the_table_does_not_list_is_trusted_on_first_use_and_pinned_from_then_on(warehouse):
     from pipelines.lib.mlperf.rules import RulesError, RuleSet, check_pinned
+    from pipelines.lib.mlperf.rules_releases import pinned_on_first_use
 
-    ruleset = RuleSet("some-fork-ref", "training_5.1.0", (), package_ruleset("v5.1").semantics, "ab" * 32)
-    with pytest.raises(RulesError, match="rules some-fork-ref: no pinned digest"):
-        check_pinned(ruleset)
-    check_pinned(ruleset, frozenset({"some-fork-ref"}))
+    def ruleset(digest: str) -> RuleSet:
+        return RuleSet("some-fork-ref", "training_5.1.0", (), package_ruleset("v5.1").semantics, digest)
+
+    assert check_pinned(ruleset("ab" * 32), used_for="v9.9", base=warehouse).endswith("pinned on first use now")
+    assert pinned_on_first_use(warehouse)["some-fork-ref"]["sha256"] == "ab" * 32
+    assert "pinned on first use 20" in check_pinned(ruleset("ab" * 32), used_for="v9.9", base=warehouse)
+    with pytest.raises(RulesError, match=r"rules some-fork-ref: content cdcdcdcdcdcdcdcd is not the content pinned on "
+                                         r"first use abababababababab .*--trust-rules-ref some-fork-ref re-pins it"):
+        check_pinned(ruleset("cd" * 32), used_for="v9.9", base=warehouse)
+    assert "re-pinned: was abababababab" in check_pinned(ruleset("cd" * 32), frozenset({"some-fork-ref"}),
+                                                         used_for="v9.9", base=warehouse)
+    assert pinned_on_first_use(warehouse)["some-fork-ref"]["sha256"] == "cd" * 32
 
 
 def test_a_rules_archive_that_inflates_past_its_bound_is_refused_fast(tmp_path, warehouse, monkeypatch,

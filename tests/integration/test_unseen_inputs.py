@@ -1,7 +1,8 @@
-"""What nobody here has seen, injected into a copy of a real shared round: an unknown round name, a
-system copied under a new name with an accelerator no table knows, a benchmark no ruleset knows, a
-precision the accelerator has no peak for. A refresh over real HTTP, with the price lists, must publish
-with exit 0; identical logs must give identical scores whatever they are called."""
+"""What nobody here has seen, injected into a copy of a real shared round: an unknown round name (no release,
+nor the default branch, ships its rules: scored provisionally, saying so), a system copied under a new name
+with an accelerator no table knows, a benchmark no ruleset knows, a precision the accelerator has no peak
+for. A refresh over real HTTP, with the price lists and a fake of GitHub's API for mlcommons/logging, must
+publish with exit 0; identical logs must give identical scores whatever they are called."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import duckdb
 import pytest
 
 from pipelines.runner.jobs import refresh
+from support.github import DEFAULT_HEAD, serve_logging_repository
 from support.http_server import LoopbackServer
 from support.injected import SystemCopy, inject
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
@@ -20,7 +22,8 @@ from support.price_site import refresh_environment
 pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
 
 SOURCE = SHARED_MLPERF / "training_results_v4.1-main.tar.gz"
-NEW_ROUND = "v6.0"  # rules_refs.csv does not know it: the newest ref scores it
+NEW_ROUND = "v5.9"  # no rules ship it: the default branch's newest older folder (training_5.1.0) scores it
+HEAD = DEFAULT_HEAD[0]
 SYSTEM = ("NVIDIA", "eos_ngc24.09_nemo")  # 8 H100s, llama2_70b_lora among its benchmarks
 NEW_ACCELERATOR = "NVIDIA Z900-SXM 512GB"
 
@@ -41,7 +44,8 @@ def built(tmp_path_factory):
     shutil.copytree(SHARED_MLPERF / "logging", site / "logging")
     base = tmp_path_factory.mktemp("unseen") / "warehouse"
     with LoopbackServer(site) as server, LoopbackServer() as prices:
-        with refresh_environment(base, prices) as with_prices:
+        serve_logging_repository(server)
+        with refresh_environment(base, prices, github_api_url=server.url) as with_prices:
             summary = refresh([NEW_ROUND], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
                               rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz", prices=with_prices,
                               backoff_seconds=0.01)
@@ -60,6 +64,15 @@ def test_a_round_with_unseen_names_publishes_with_exit_0(built):
     assert summary.ok and summary.published, summary.render()
     con = duckdb.connect(str(base / "mlperf.duckdb"), read_only=True)
     assert con.execute("select count(*) from fct_training_result where round = ?", [NEW_ROUND]).fetchone()[0] > 100
+    # provisional, and every result says by which release and why
+    rules = con.execute("select distinct rules_provisional, rules_provisional_reason, ruleset_ref from fct_training_result "
+                        "where round = ?", [NEW_ROUND]).fetchall()
+    assert len(rules) == 1 and rules[0][0] and rules[0][2] == HEAD, rules
+    assert rules[0][1].startswith(f"scored with training_5.1.0 of {HEAD[:12]} (default_branch), not v5.9's own rules")
+    assert any(s.name == f"results {NEW_ROUND}" and s.ok and s.warning and "PROVISIONAL" in s.detail
+               for s in summary.steps), summary.render()
+    coverage = next(row for row in summary.coverage if row["round"] == NEW_ROUND)  # the summary's coverage line
+    assert coverage["provisional"] == rules[0][1] and "PROVISIONAL:" in summary.render()
     # the new accelerator is named by a warning, never a failure
     assert any(s.name == "check unmapped_accelerators" and s.warning and NEW_ACCELERATOR in s.detail
                for s in summary.steps), summary.render()
@@ -88,15 +101,17 @@ def test_a_benchmark_no_ruleset_knows_or_retired_is_unscored_with_that_reason(bu
     reasons = dict(con.execute(
         "select benchmark, any_value(no_score_reason) from fct_training_result where round = ? "
         "and score_minutes is null group by 1", [NEW_ROUND]).fetchall())
-    assert re.fullmatch(r"rules: no rules for benchmark 'llama9_lora' in training_5\.1\.0 of 5\.1\.0-rc4 "
+    assert re.fullmatch(rf"rules: no rules for benchmark 'llama9_lora' in training_5\.1\.0 of {HEAD} "
                         r"\(a benchmark these rules do not know\)", reasons["llama9_lora"])
-    # v4.1's gpt3 is in no rule folder of 5.1.0-rc4's newest ruleset: retired there
-    assert reasons["gpt3"].startswith("rules: no rules for benchmark 'gpt3' in training_5.1.0 of 5.1.0-rc4 (retired: "
+    # v4.1's gpt3 is in no rule folder of the default branch's training_5.1.0: retired there
+    assert reasons["gpt3"].startswith(f"rules: no rules for benchmark 'gpt3' in training_5.1.0 of {HEAD} (retired: "
                                       "last in training_4.1.0)")
     # every benchmark the newest rules have no file for says so; a known one whose runs fail says that
     for benchmark in ("gnn", "ssd", "stable_diffusion"):
         assert reasons[benchmark].startswith(f"rules: no rules for benchmark '{benchmark}' in training_5.1.0"), reasons
-    assert reasons["bert"] == "too many runs dropped (10 > 1)"  # training_5.1.0 has bert: its runs fail its checks
+    # the default branch's training_5.1.0 has a bert file but no longer lists bert among its benchmarks
+    assert reasons["bert"].startswith(f"rules: no rules for benchmark 'bert' in training_5.1.0 of {HEAD} (not among "
+                                      "the benchmarks its submission_benchmark check allows"), reasons["bert"]
     # the unknown benchmark's runs are still measured in the units their keys name (samples_count)
     runs = con.execute("select count(*), count(samples_to_converge), any_value(throughput_unit), "
                        "count(steady_state_throughput) from fct_training_run where benchmark = 'llama9_lora'").fetchone()

@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from pipelines.runner.jobs import refresh
+from support.github import serve_logging_repository
 from support.http_server import LoopbackServer
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 from support.price_site import SHARED_PRICES
@@ -130,6 +131,26 @@ def test_marts_hold_their_properties_on_the_shared_rounds(built):
     assert pairs[0] > 0 and pairs[1] == 0
 
 
+def test_mfu_is_measured_against_the_precision_the_logs_state(built):
+    """Every result whose scored runs state their lowest numerical precision (the 6.0 rules' lines) is measured
+    against that precision's peak, or flagged when no spelling maps it: never against an assumed BF16."""
+    con = duckdb.connect(str(built[0] / "mlperf.duckdb"), read_only=True)
+    rows = con.execute("""
+        select u.round, u.system, u.benchmark, u.precision, u.precision_source, s.stated,
+            u.peak_flops_used is not distinct from case u.precision when 'fp8' then u.peak_dense_fp8_flops
+                when 'fp4' then u.peak_dense_fp4_flops when 'bf16' then u.peak_dense_bf16_flops
+                when 'fp16' then u.peak_dense_bf16_flops end as own_peak
+        from mart_utilization as u
+        join (select round, submitter, system, benchmark, any_value(precision_logged) as stated
+              from fct_training_run where scored and precision_statements is not null group by all) as s
+            using (round, submitter, system, benchmark)""").fetchall()
+    assert rows, "no shared result states its precision in the 6.0 rules' lines"
+    wrong = [r for r in rows if r[4] not in ("log", "unmapped_statement") or (r[3] != r[5]) or not r[6]]
+    assert wrong == []
+    if "v6.0" in ROUNDS:  # AMD's MI355X llama2_70b_lora states mxfp4 in its linear layers
+        assert ("v6.0", "MI355X_EPYC_9575F_primus", "llama2_70b_lora", "fp4", "log", "fp4", True) in rows
+
+
 def test_units_are_what_they_say_on_every_shared_round(built):
     """samples_to_converge is samples: inside its benchmark's absolute bounds or NULL with a reason; one
     throughput unit per benchmark; every benchmark of every round has a median steady-state ÷ end-to-end
@@ -239,6 +260,8 @@ def test_second_refresh_downloads_and_rebuilds_nothing(built, tmp_path, monkeypa
     base = copy_of(built[1], tmp_path / "warehouse")  # refreshed again: a copy of the shared build
     monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", str(base))
     with LoopbackServer(SHARED_MLPERF, port=built[1].port) as server:  # the same URLs as the first refresh
+        serve_logging_repository(server)
+        monkeypatch.setenv("MLPERF_GITHUB_API_URL", server.url)
         second = refresh(ROUNDS, url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
                          rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz", prices=False)
         requests = list(server.requests)
@@ -277,7 +300,11 @@ def test_scores_match_the_official_scorer(built, reference, round_version):
     ).fetchall():
         ours[(declared, system)].setdefault(folder, {})[benchmark] = score
     compared = scored = 0
+    printed = 0  # the scores the reference printed
+    official_keys = set()
     for key, official_scores in _official(reference, round_version):
+        official_keys.add(key)
+        printed += sum(v is not None for v in official_scores.values())
         candidates = ours.get(key, {})
         if not candidates:  # a system folder with no result files (not copied: >= 4 MiB) has no rows
             assert all(v is None for v in official_scores.values()), f"{round_version} {key}: no results here"
@@ -295,7 +322,11 @@ def test_scores_match_the_official_scorer(built, reference, round_version):
         compared += len(official_scores)
         scored += sum(v is not None for v in official_scores.values())
     print(f"{reference} {round_version}: {scored} scores matched, {compared - scored} empty cells matched as NULL")
-    assert scored > 100
+    # every score the reference printed is ours, and we score no system the reference has no row for
+    assert printed > 0 and scored == printed
+    unprinted = [(key, folder, b) for key, folders in ours.items() if key not in official_keys
+                 for folder, scores in folders.items() for b, v in scores.items() if v is not None]
+    assert unprinted == [], f"{round_version}: scores the reference did not print: {unprinted[:5]}"
 
 
 POWER_CASES = sorted(p.name.split("_")[0] for p in (SHARED_MLPERF / "official" / "power").glob("v*_summary_detailed.csv"))

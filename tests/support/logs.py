@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 import tarfile
@@ -83,29 +82,29 @@ def make_rules_archive(files: dict[str, str], checker_source: str, top: str = "l
 
 
 def package_rules_archive(round_version: str) -> tuple[str, bytes] | None:
-    """(ref, archive bytes): the installed mlperf-logging package's rules for the round, shaped like
-    the `mlcommons/logging` archive a refresh fetches for it (None for v0.5: no rules)."""
-    from importlib import resources
-
-    from pipelines.lib.mlperf.rules import package_ruleset, ref_for_round
+    """(ref, archive bytes): the installed mlperf-logging package's release (its rule, RCP and checker files)
+    standing in for the round's, shaped like the `mlcommons/logging` archive a refresh fetches for it (None for
+    v0.5: no rules)."""
+    from pipelines.lib.mlperf.rules import CHECKER_DIR, RCP_DIR, SUMMARIZER, package_archive, ref_for_round
 
     ref = ref_for_round(round_version)
     if ref is None:
         return None
-    checker = (Path(str(resources.files("mlperf_logging.compliance_checker"))) / "mlp_compliance.py").read_text()
-    return ref.ref, make_rules_archive(dict(package_ruleset(round_version).files), checker)
+    release = package_archive()
+    members = {f"{CHECKER_DIR}{name}": text.encode() for name, text in release.yaml_files.items()}
+    members |= {f"{RCP_DIR}{name}": text.encode() for name, text in release.rcp_files.items()}
+    members[f"{CHECKER_DIR}mlp_compliance.py"] = release.checker_source.encode()
+    members[f"{RCP_DIR}rcp_checker.py"] = release.rcp_checker_source.encode()
+    members[SUMMARIZER] = release.summarizer_source.encode()
+    return ref.ref, make_archive(members, top="logging-test")
 
 
-@functools.cache
 def package_rules_digest(ref: str) -> str:
-    """The content digest of a `package_rules_archive` (whatever its ref: it holds the package's rule
-    folders and checker), as `ruleset_from_archive` computes it."""
-    from importlib import resources
+    """The content digest of a `package_rules_archive` (whatever its ref: it holds the package's release), as
+    `read_rules_archive` computes it."""
+    from pipelines.lib.mlperf.rules import package_archive
 
-    from pipelines.lib.mlperf.rules import content_digest, package_ruleset
-
-    checker = (Path(str(resources.files("mlperf_logging.compliance_checker"))) / "mlp_compliance.py").read_text()
-    return content_digest(dict(package_ruleset("v5.1").files) | {"mlp_compliance.py": checker})
+    return package_archive().content_sha256
 
 
 def package_rules(round_version: str):

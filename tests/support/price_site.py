@@ -64,12 +64,14 @@ def serve_fixtures(server: LoopbackServer, azure_page2: bytes | None = None) -> 
 
 
 @contextlib.contextmanager
-def refresh_environment(base: Path, prices: LoopbackServer) -> Iterator[bool]:
+def refresh_environment(base: Path, prices: LoopbackServer, github_api_url: str | None = None) -> Iterator[bool]:
     """For a whole refresh in this process: MLPERF_WAREHOUSE_DIR=base and, when the shared price lists
-    exist, them served by `prices` with every price URL variable pointing there. Yields whether prices
-    are served; the environment is restored afterwards."""
+    exist, them served by `prices` with every price URL variable pointing there (and GitHub's API at
+    `github_api_url` when given). Yields whether prices are served; the environment is restored afterwards."""
     with pytest.MonkeyPatch.context() as env:
         env.setenv("MLPERF_WAREHOUSE_DIR", str(base))
+        if github_api_url is not None:
+            env.setenv("MLPERF_GITHUB_API_URL", github_api_url)
         with_prices = SHARED_PRICES.is_dir()
         if with_prices:
             serve_fixtures(prices)

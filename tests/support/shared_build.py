@@ -12,6 +12,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from support.github import serve_logging_repository
 from support.http_server import LoopbackServer
 from support.paths import SHARED_MLPERF, copy_warehouse
 from support.price_site import refresh_environment
@@ -64,7 +65,8 @@ def shared_build(tmp_path_factory) -> SharedBuild:
         if not record.exists():
             base = folder / "warehouse"
             with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
-                with refresh_environment(base, prices) as with_prices:
+                serve_logging_repository(server)  # rules releases of rounds rules_refs.csv does not list
+                with refresh_environment(base, prices, github_api_url=server.url) as with_prices:
                     summary = refresh(shared_rounds(), url_template=server.url + TRAINING_TEMPLATE,
                                       rules_template=server.url + RULES_TEMPLATE, prices=with_prices,
                                       hpc_rounds=shared_hpc_rounds(), hpc_url_template=server.url + HPC_TEMPLATE,

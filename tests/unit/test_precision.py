@@ -5,7 +5,17 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from pipelines.lib.mlperf.precision import log_precision, system_precision
+from pipelines.lib.mlperf.mllog import MLLOG, parse_log
+from pipelines.lib.mlperf.precision import (
+    PRECISION_SPELLINGS_CSV,
+    describe_statements,
+    log_precision,
+    precision_of_spelling,
+    stated_precisions,
+    statement_precision,
+    system_precision,
+)
+from pipelines.lib.reference.vocabulary import values
 from support.marts import build_fixture
 
 RUN_START = b':::MLLOG {"key": "run_start", "value": null, "time_ms": 1}\n'
@@ -50,6 +60,48 @@ def test_only_the_configuration_before_run_start_counts():
     assert log_precision(b"  fp8: true\n")[0] == "fp8"  # no run_start: the whole log is read
 
 
+def _statements(*pairs):
+    text = "".join(f':::MLLOG {{"time_ms": 1, "key": "{key}", "value": "{value}", "metadata": {{}}}}\n'
+                   for key, value in pairs)
+    return stated_precisions(parse_log(text.encode(), MLLOG).lines)
+
+
+@pytest.mark.parametrize(("pairs", "precision", "unmapped"), [
+    # AMD v6.0's spelling, and the 6.0 rules' own keys
+    ([("lowest_numerical_precision_linear", "mxfp4")], "fp4", None),
+    ([("lowest_numerical_precision_in_linear", "nvfp4"), ("lowest_numerical_precision_in_attn", "bfloat16"),
+      ("lowest_numerical_precision_in_comm", "bfloat16")], "fp4", None),
+    ([("lowest_numerical_precision_in_attn", "fp8"), ("lowest_numerical_precision_in_linear", "FP8")], "fp8", None),
+    ([("lowest_numerical_precision_in_linear", "Graphcore FLOAT 16.16")], "fp16", None),
+    ([("lowest_numerical_precision", "bf16")], "bf16", None),  # no scope: overall
+    ([("lowest_numerical_precision_in_linear", "tf32")], "tf32", None),
+    # a value nobody mapped is kept and flagged, never guessed
+    ([("lowest_numerical_precision_in_linear", "mxfp6")], None, "lowest_numerical_precision_in_linear: mxfp6"),
+    # only attention or communication stated: the linear layers' format is not known from these lines
+    ([("lowest_numerical_precision_in_attn", "fp8")], None, None),
+])
+def test_precision_statements_of_the_6_0_rules_and_their_spellings(pairs, precision, unmapped):
+    statements = _statements(*pairs)
+    found, evidence, not_mapped = statement_precision(statements)
+    assert (found, not_mapped) == (precision, unmapped)
+    assert (evidence is None) == (precision is None)
+    assert describe_statements(statements) == "; ".join(f"{k}: {v}" for k, v in pairs)
+
+
+def test_every_spelling_maps_to_the_precision_vocabulary_and_every_value_the_6_0_rules_allow_is_spelled():
+    import csv
+
+    with PRECISION_SPELLINGS_CSV.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["precision"] for r in rows} <= set(values("precision"))
+    assert len({r["spelling"] for r in rows}) == len(rows)
+    # the allowed values of lowest_numerical_precision_in_linear in training_6.0.0/common.yaml (6.0.0-rc6)
+    allowed = ["fp64", "fp32", "tf32", "fp16", "fp8", "nvfp4", "mxfp4", "bfloat16", "Graphcore FLOAT 16.16", "int8",
+               "uint8", "int4", "uint4"]
+    assert all(precision_of_spelling(value) is not None for value in allowed)
+    assert precision_of_spelling("  MXFP4 ") == "fp4" and precision_of_spelling(4) is None
+
+
 def test_system_precision():
     assert system_precision({"sw_notes": "FP8 training with Transformer Engine"})[0] == "fp8"
     assert system_precision({"framework": "NeMo 24.09, Transformer Engine"}) == (None, None)
@@ -91,6 +143,28 @@ def test_mfu_uses_the_peak_of_the_stated_precision():
                            "where system = 'dgxh100_n64'").fetchone()
     assert evidence[0] == "same stack: dgxh100_n128 (log)"
     assert evidence[1] == "dense FP8 peak of nvidia-h100-sxm-80gb (1.979e+15 FLOP/s), precision from stack"
+
+
+def test_an_unmapped_statement_is_flagged_and_never_guessed_and_a_stated_one_wins():
+    con = duckdb.connect()
+    build_fixture(con)
+    con.execute("update dim_accelerator set peak_dense_fp8_flops = 1979e12 where accelerator = 'nvidia-h100-sxm-80gb'")
+    con.execute("update fct_training_run set precision_statement_unmapped = 'lowest_numerical_precision_in_linear: "
+                "mxfp6' where system = 'dgxh100_n128'")
+    con.execute("update fct_training_run set precision_logged = 'tf32', precision_evidence = "
+                "'lowest_numerical_precision_in_linear: tf32' where system = 'tpu-v5p-512'")
+    from pipelines.lib.warehouse.models import load_models
+
+    con.execute(f"create or replace table mart_utilization as {load_models()['mart_utilization'].sql}")
+    rows = _mfu_rows(con)
+    precision, source, peak, mfu, reason = rows["dgxh100_n128"]
+    assert (precision, source, peak, mfu) == (None, "unmapped_statement", None, None)
+    assert "mxfp6" in reason and reason.endswith(": not guessed")
+    # its stack is not given a precision by it: the other result states nothing and stays BF16, assumed
+    assert rows["dgxh100_n64"][:2] == ("bf16", "assumed_bf16")
+    # a precision without a kept peak: no MFU, said so
+    assert rows["tpu-v5p-512"][:4] == ("tf32", "log", None, None)
+    assert rows["tpu-v5p-512"][4] == "no dense TF32 peak for google-tpu-v5p in dim_accelerator"
 
 
 def test_a_result_faster_than_the_bf16_peak_keeps_its_precision_and_its_mfu_is_nulled():

@@ -76,23 +76,27 @@ def fetch_results_archive(context: dg.AssetExecutionContext, suite: Suite, resul
 def fetch_rules_archive(context: dg.AssetExecutionContext, suite: Suite, results_source: MlperfResultsSource,
                         warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
     round_version = context.partition_key
-    ref, fetched = fetch_rules(round_version, results_source.rules_url_template, warehouse_location.path(),
-                               results_source.policy(), results_source.rules_default_ref, suite)
-    if ref is None:
+    rules = fetch_rules(round_version, results_source.rules_url_template, warehouse_location.path(),
+                        results_source.policy(), default_ref=results_source.rules_default_ref, suite=suite,
+                        github=results_source.github(), trusted_refs=frozenset(results_source.trusted_rules_refs))
+    if rules is None:
         context.log.info(f"{round_version}: no rules release exists; runs must start, stop and succeed")
         return dg.MaterializeResult(metadata=RulesFetched("none", why="v0.5 predates the rules releases").as_metadata())
-    if not ref.listed:
-        context.log.warning(ref.why)
-    return _fetched(fetched, rules_url(results_source.rules_url_template, ref.ref),
-                    **RulesFetched(ref.ref, ref.listed, ref.ref_date, ref.why).as_metadata())
+    ref = rules.ref
+    for note in rules.notes:
+        context.log.warning(note)
+    (context.log.warning if ref.provisional else context.log.info)(
+        f"{suite.round_label(round_version)}: rules {ref.ref} ({ref.source}; {rules.folder}; {rules.trust}): {ref.why}")
+    return _fetched(rules.fetched, rules_url(results_source.rules_url_template, ref.ref),
+                    **RulesFetched(ref.ref, ref.listed, ref.ref_date or None, ref.why, ref.source, rules.folder,
+                                   ref.provisional, rules.trust, "; ".join(rules.notes) or None).as_metadata())
 
 
 def stage_round_tables(context: dg.AssetExecutionContext, suite: Suite, results_source: MlperfResultsSource,
                        warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
     staged = stage_round(context.partition_key, warehouse_location.path(),
                          max_shrink=results_source.max_shrink, accept_shrink=results_source.accept_shrink,
-                         trusted_rules_refs=frozenset(results_source.trusted_rules_refs),
-                         default_ref=results_source.rules_default_ref, suite=suite)
+                         trusted_rules_refs=frozenset(results_source.trusted_rules_refs), suite=suite)
     context.log.info(
         f"{suite.name} {context.partition_key}: {'unchanged, not re-parsed' if staged.skipped else 'parsed'}; "
         f"rows {staged.row_counts}, quarantined {staged.quarantine_count}"

@@ -28,7 +28,7 @@ from urllib.request import url2pathname
 import requests
 import urllib3.exceptions
 
-from pipelines.lib.io.files import atomic_write_text, temp_path
+from pipelines.lib.io.files import atomic_write_bytes, atomic_write_text, temp_path
 from pipelines.lib.io.hosts import allowed_hosts
 from pipelines.lib.io.limits import human, limit
 from pipelines.lib.io.redaction import redact, redact_bytes
@@ -252,6 +252,25 @@ def recorded_sha256(dest: Path) -> str | None:
     """The sha256 computed while `dest` was fetched, so callers need not read the file again."""
     meta = _sidecar(dest)
     return meta.get("sha256") if meta else None
+
+
+def keep_response(dest: Path, url: str, body: bytes, etag: str | None, last_modified: str | None = None) -> FetchResult:
+    """Keep a response read by other means (an API listing of several pages) as `fetch_to_file` keeps a
+    download: the file and its sidecar, so a later conditional GET of `url` (`unchanged_upstream`, or
+    `recorded_etag`) can ask whether it changed."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    result = FetchResult(dest, True, hashlib.sha256(body).hexdigest(), len(body), etag, last_modified, url, _now())
+    _meta_path(dest).unlink(missing_ok=True)
+    atomic_write_bytes(dest, body)
+    meta = {k: v for k, v in asdict(result).items() if k not in ("path", "changed")}
+    atomic_write_text(_meta_path(dest), json.dumps(meta, indent=2))
+    return result
+
+
+def recorded_etag(dest: Path, url: str) -> str | None:
+    """The ETag `url` answered when its copy in `dest` was kept (None: no such copy)."""
+    meta = _read_meta(dest, url) if dest.is_file() else None
+    return meta.get("etag") if meta else None
 
 
 def _stream_to_temp(chunks: Iterable[bytes], dest: Path, finish: Callable[[], None]) -> tuple[Path, str, int]:

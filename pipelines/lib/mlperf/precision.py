@@ -1,7 +1,13 @@
 """The numeric format a run trains in, where its log or its system description states it.
 
-MLPerf logs have no MLLOG key for the training precision, but many print the framework's
-configuration around the MLLOG lines, and that is where the format is stated:
+From the 6.0 rules on, a log may state it in MLLOG lines: the optional `lowest_numerical_precision_in_linear`,
+`_in_attn` and `_in_comm` keys (AMD's v6.0 logs spell the first `lowest_numerical_precision_linear`), with values
+such as `mxfp4`, `nvfp4`, `fp8`, `bfloat16`. Such a statement wins: the linear layers' format is the one model
+FLOPs run in. Its value maps to the precision vocabulary through `precision_spellings.csv` (every spelling the
+rules allow, and vendors' variants); a value no spelling maps is kept and flagged, never guessed.
+
+Before that, and in logs that do not use those keys, many print the framework's configuration around the MLLOG
+lines, and that is where the format is stated:
 
 - NeMo/Megatron configs (NVIDIA, and others on NeMo, LLM benchmarks v4.0 on) print a YAML dump:
   `fp8: true` (next to `precision: bf16-mixed`: FP8 GEMMs with BF16 elsewhere, i.e. an FP8 run);
@@ -18,8 +24,25 @@ Plain functions, no Dagster.
 
 from __future__ import annotations
 
+import csv
+import functools
 import os
 import re
+
+from pipelines.lib.io.package_data import package_path
+
+PRECISION_SPELLINGS_CSV = package_path("pipelines.lib.reference", "precision_spellings.csv")
+# `lowest_numerical_precision_in_linear` (the 6.0 rules), `lowest_numerical_precision_linear` (AMD v6.0), and the
+# same for attention and communication: what they apply to is read from the key's last word.
+_STATEMENT_KEY = re.compile(r"^lowest_(?:numerical_)?precision(?:_in)?(?:_(\w+))?$")
+_SCOPES = (("linear", "linear"), ("attn", "attention"), ("attention", "attention"), ("comm", "communication"))
+
+
+def _scope(word: str | None) -> str:
+    """What a statement's key applies to, from its last word (`linear`, `attn`, `comm`; none: overall)."""
+    if not word:
+        return "overall"
+    return next((scope for prefix, scope in _SCOPES if word.startswith(prefix)), f"other ({word})")
 
 # Start of a log line: an optional rank prefix ("  3: ") and shell trace ("+ ").
 _LINE = rb"(?im)^[ \t]*(?:\d+:[ \t]*)?(?:\+[ \t]*)?"
@@ -140,3 +163,50 @@ def system_precision(doc: dict) -> tuple[str | None, str | None]:
             if pattern.search(text):
                 return precision, f"{key}: {text}"[:300]
     return None, None
+
+
+@functools.cache
+def _spellings() -> dict[str, str]:
+    with PRECISION_SPELLINGS_CSV.open(newline="", encoding="utf-8") as fh:
+        return {row["spelling"].strip().lower(): row["precision"].strip() for row in csv.DictReader(fh)}
+
+
+def precision_of_spelling(value: object) -> str | None:
+    """The precision (vocabulary) a stated value spells, or None when no spelling maps it."""
+    if not isinstance(value, str):
+        return None
+    return _spellings().get(" ".join(value.strip().lower().split()))
+
+
+def stated_precisions(lines) -> dict[str, tuple[str, str]]:
+    """What a log's MLLOG lines state of its lowest numerical precision, by scope (linear, attention,
+    communication, overall): scope → (key, value as logged). The first statement of a scope counts."""
+    found: dict[str, tuple[str, str]] = {}
+    for line in lines:
+        key = line.key
+        if not key.startswith("lowest_"):
+            continue
+        m = _STATEMENT_KEY.match(key)
+        scope = _scope(m.group(1)) if m else None
+        value = line.value.get("value") if isinstance(line.value, dict) else None
+        if scope is not None and scope not in found and value is not None:
+            found[scope] = (key, str(value)[:100])
+    return found
+
+
+def statement_precision(statements: dict[str, tuple[str, str]]) -> tuple[str | None, str | None, str | None]:
+    """(precision, evidence, unmapped) from a log's statements: the linear layers' (else an overall one) decides.
+    A value no spelling maps gives no precision and comes back as `unmapped` ("key: value")."""
+    for scope in ("linear", "overall"):
+        if scope in statements:
+            key, value = statements[scope]
+            precision = precision_of_spelling(value)
+            if precision is None:
+                return None, None, f"{key}: {value}"
+            return precision, f"{key}: {value}", None
+    return None, None, None
+
+
+def describe_statements(statements: dict[str, tuple[str, str]]) -> str | None:
+    """Every statement as logged, `key: value; ...` (NULL when the log states none)."""
+    return "; ".join(f"{key}: {value}" for key, value in statements.values()) or None

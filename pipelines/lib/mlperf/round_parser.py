@@ -37,7 +37,12 @@ from pipelines.lib.mlperf.mllog import (
     normalize_v05,
     parse_log,
 )
-from pipelines.lib.mlperf.precision import log_precision
+from pipelines.lib.mlperf.precision import (
+    describe_statements,
+    log_precision,
+    stated_precisions,
+    statement_precision,
+)
 from pipelines.lib.mlperf.rounds import round_sort_key
 from pipelines.lib.mlperf.rules import RuleSet
 from pipelines.lib.mlperf.runs import run_facts
@@ -158,13 +163,17 @@ def _drop_reason(lines, parse_errors: int, ruleset: RuleSet | None, facts) -> tu
     """Why a run does not count toward the score under `ruleset` (None if it counts), and the
     rule files that decided it."""
     configs: frozenset[str] = frozenset()
+    messages: list[str] = []
     if ruleset is not None:
         verdict = compliance.check_log(lines, parse_errors, ruleset)
-        passed, reason, configs = verdict.passed, verdict.reason, verdict.configs
+        passed, reason, configs, messages = verdict.passed, verdict.reason, verdict.configs, verdict.messages
     else:  # no official rules for this generation: the run must start, stop and succeed
         passed, reason = _basic_rules(lines, parse_errors)
     if not passed:
-        return unknown_benchmark_reason(reason, ruleset) or f"compliance: {reason}", configs
+        # a benchmark the rules have no file for fails other checks too: that is the cause to name
+        unknown = next((found for m in messages
+                        if (found := unknown_benchmark_reason(m, ruleset, facts.benchmark_logged))), None)
+        return unknown or f"compliance: {reason}", configs
     if facts.run_start_ms is None:
         return "run_start not recorded", configs
     if facts.run_stop_ms is None:
@@ -173,21 +182,39 @@ def _drop_reason(lines, parse_errors: int, ruleset: RuleSet | None, facts) -> tu
 
 
 _MISSING_BENCHMARK_RULES = re.compile(r"^Could not find config file: ([\w.]+)/(closed|open)_(\w+)\.yaml$")
+# A membership CHECK on submission_benchmark that fails: the rules list their benchmarks and this one is not among them
+_BENCHMARK_NOT_LISTED = re.compile(r"^CHECK for 'submission_benchmark' failed in line \d+: v\['value'\] in \[")
 UNKNOWN_BENCHMARK = "rules: no rules for benchmark"  # how every such drop reason starts (int_result_score)
 
 
-def unknown_benchmark_reason(message: str | None, ruleset: RuleSet | None) -> str | None:
-    """A run dropped because its ruleset has no rule file for its benchmark: a benchmark the rules do
-    not know, or one they retired (an older folder of the same release still has it)."""
-    found = _MISSING_BENCHMARK_RULES.match(message or "")
-    if not found or ruleset is None:
+def unknown_benchmark_reason(message: str | None, ruleset: RuleSet | None, benchmark: str | None = None) -> str | None:
+    """A run dropped because its ruleset has no rules for its benchmark: no rule file for it (a benchmark the
+    rules do not know, or one they retired: an older folder of the same release still has it), or a file but
+    no place in the list of benchmarks the rules' submission_benchmark check allows."""
+    if ruleset is None:
         return None
-    folder, division, benchmark = found.groups()
-    older = sorted({name.split("/", 1)[0] for name, _ in ruleset.files
-                    if name.endswith(f"/{division}_{benchmark}.yaml") and not name.startswith(folder + "/")},
-                   key=lambda name: [int(n) for n in re.findall(r"\d+", name)])
-    why = (f"retired: last in {older[-1]}" if older else "a benchmark these rules do not know")
+    if found := _MISSING_BENCHMARK_RULES.match(message or ""):
+        folder, division, benchmark = found.groups()
+        why = None
+    elif benchmark and _BENCHMARK_NOT_LISTED.match(message or ""):
+        folder, division = ruleset.folder, None
+        why = "not among the benchmarks its submission_benchmark check allows"
+    else:
+        return None
+    older = _folders_with_rules(ruleset, benchmark, division, but=folder)
+    retired = f"retired: last in {older[-1]}" if older else None
+    why = "; ".join(filter(None, (why, retired))) or "a benchmark these rules do not know"
     return f"{UNKNOWN_BENCHMARK} {benchmark!r} in {folder} of {ruleset.ref} ({why})"
+
+
+def _folders_with_rules(ruleset: RuleSet, benchmark: str, division: str | None, but: str) -> list[str]:
+    """The folders of the release older than `but`, oldest first, with a rule file for the benchmark."""
+    def version(name: str) -> list[int]:
+        return [int(n) for n in re.findall(r"\d+", name)]
+
+    names = tuple(f"/{d}_{benchmark}.yaml" for d in ((division,) if division else ("closed", "open")))
+    return sorted({name.split("/", 1)[0] for name, _ in ruleset.files
+                   if name.endswith(names) and version(name.split("/", 1)[0]) < version(but)}, key=version)
 
 
 def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[str, list] | None = None,
@@ -203,14 +230,18 @@ def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[s
         current_drop_reason = drop_reason
     else:
         current_drop_reason, _ = _drop_reason(lines, len(log.errors), rules.current, facts)
-    precision_logged, precision_evidence = log_precision(data)
+    statements = stated_precisions(lines)  # the 6.0 rules' keys win over configuration lines
+    precision_logged, precision_evidence, precision_unmapped = statement_precision(statements)
+    if precision_logged is None and precision_unmapped is None:
+        precision_logged, precision_evidence = log_precision(data)
     if events is not None:
         add_events(events, run_file, lines)
     minutes = None
     if facts.run_start_ms is not None and facts.run_stop_ms is not None:
         minutes = (facts.run_stop_ms - facts.run_start_ms) / 60.0 / 1000.0
     row = dict(vars(facts))  # asdict without its deep copy: every field is a number, a string or None
-    row.update(precision_logged=precision_logged, precision_evidence=precision_evidence)
+    row.update(precision_logged=precision_logged, precision_evidence=precision_evidence,
+               precision_statements=describe_statements(statements), precision_statement_unmapped=precision_unmapped)
     row.update(
         passed_compliance=not (drop_reason or "").startswith("compliance:"),
         drop_reason=drop_reason,

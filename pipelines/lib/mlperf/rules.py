@@ -9,7 +9,11 @@ BERT logs fail it). So a round is scored twice:
 - *current rules*: the pinned `mlperf-logging` package.
 
 A `RuleSet` is the YAML rule files of one ruleset folder plus the semantics of the checker code that
-evaluated them (`CheckerSemantics`, read off that release's `mlp_compliance.py`).
+evaluated them (`CheckerSemantics`, read off that release's `mlp_compliance.py`), and what else of the
+release decides a score: its RCP files, its RCP checker and its result summarizer, read as data.
+
+A round `rules_refs.csv` does not list (a round nobody here has reviewed yet) gets its ref from the
+release tags of `mlcommons/logging` (`rules_releases.py`), and is pinned by content on first use.
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ from pipelines.lib.reference.sources import DEFAULT_RULES_URL_TEMPLATE
 
 RULES_REFS_CSV = package_path(__package__, "rules_refs.csv")
 CHECKER_DIR = "mlperf_logging/compliance_checker/"
+RCP_DIR = "mlperf_logging/rcp_checker/"
+SUMMARIZER = "mlperf_logging/result_summarizer/result_summarizer.py"
+RULES_TABLE = "rules_refs.csv"
+REVIEWED = "reviewed"  # the source of a ref listed in rules_refs.csv (vocabulary rules_ref_source)
 # Rule folders of each suite: `Suite.rules_folder` (Training: `0.6.0/`, later `training_0.6.0/`; HPC: `hpc_1.0.0/`).
 
 
@@ -45,16 +53,24 @@ class RulesRef:
     ref: str
     ref_date: str
     why: str
-    listed: bool  # False: the round is not in the table and the newest ref stands in
+    # how the ref was found (vocabulary rules_ref_source): reviewed (rules_refs.csv), release_tag or
+    # default_branch (discovered: rules_releases.py), setting (rules_default_ref), stand_in (nothing better found)
+    source: str = REVIEWED
     sha256: str = ""  # the pinned content digest of the ref's rule files (`content_digest`); "" unknown
     suite: str = TRAINING.name
+    # the ref does not ship the round's own rule folder: its scores are provisional, and `why` says so
+    provisional: bool = False
+
+    @property
+    def listed(self) -> bool:
+        return self.source == REVIEWED
 
 
 @lru_cache(maxsize=1)
 def _table() -> dict[tuple[str, str], RulesRef]:
     """(suite, round) → the ref that scored it."""
     with open(RULES_REFS_CSV, newline="") as fh:
-        return {(row["suite"], row["round"]): RulesRef(row["round"], row["ref"], row["ref_date"], row["why"], True,
+        return {(row["suite"], row["round"]): RulesRef(row["round"], row["ref"], row["ref_date"], row["why"], REVIEWED,
                                                        row.get("sha256") or "", row["suite"])
                 for row in csv.DictReader(fh)}
 
@@ -79,34 +95,63 @@ def content_digest(files: dict[str, str]) -> str:
     return digest.hexdigest()
 
 
-def check_pinned(ruleset: RuleSet, trusted: frozenset[str] = frozenset()) -> None:
-    """Refuse rules whose content is not what rules_refs.csv pins for their ref (a moved tag, a mirror, a
-    typo in the URL template), unless the user trusts that ref explicitly (`--trust-rules-ref REF`)."""
-    if ruleset.ref in trusted:
-        return
+def check_pinned(ruleset: RuleSet, trusted: frozenset[str] = frozenset(), *, used_for: str = "",
+                 base: Path | None = None) -> str:
+    """Refuse rules whose content is not what they are pinned to, and say how they are trusted. A ref of
+    rules_refs.csv must have the content the table pins (a moved tag, a mirror, a typo in the URL template is
+    refused) unless the user trusts that ref explicitly (`--trust-rules-ref REF`); a ref the table does not
+    know is trusted on first use (rules_releases.pin_on_first_use): the same ref later must have the same
+    content, unless trusted explicitly, which re-pins it."""
+    from pipelines.lib.mlperf.rules_releases import pin_on_first_use
+
     accepted = accepted_digests(ruleset.ref)
-    if not accepted:
-        raise RulesError(f"rules {ruleset.ref}: no pinned digest (content {ruleset.content_sha256[:16]}): refused; "
-                         f"--trust-rules-ref {ruleset.ref} uses it")
-    if ruleset.content_sha256 not in accepted:
+    if accepted:
+        if ruleset.content_sha256 in accepted:
+            return f"content {ruleset.content_sha256[:12]} pinned by {RULES_TABLE}"
+        if ruleset.ref in trusted:
+            return f"content {ruleset.content_sha256[:12]} trusted by --trust-rules-ref (not the pinned one)"
         pinned = pinned_digest(ruleset.ref)
         raise RulesError(f"rules {ruleset.ref}: content {ruleset.content_sha256[:16]} is not the pinned "
                          f"{pinned[:16]}: refused; --trust-rules-ref {ruleset.ref} uses it")
+    return pin_on_first_use(ruleset.ref, ruleset.content_sha256, used_for, repin=ruleset.ref in trusted, base=base)
 
 
-def ref_for_round(round_version: str, default_ref: str | None = None, suite: Suite = TRAINING) -> RulesRef | None:
-    """The ref a round of `suite` was scored with. Training v0.5 predates the rules releases: None. A
-    round missing from the table uses `default_ref` (the `rules_default_ref` setting), else the newest
-    ref of the table, and says so."""
-    if (suite is TRAINING and round_sort_key(round_version) <= (0, 5)) or not suite.has_rules:
+def scored_by_rules(round_version: str, suite: Suite = TRAINING) -> bool:
+    """Whether a round of `suite` is judged by a rules release (Training v0.5 predates them; LoadGen judges
+    Inference)."""
+    return suite.has_rules and not (suite is TRAINING and round_sort_key(round_version) <= (0, 5))
+
+
+def listed_ref(round_version: str, suite: Suite = TRAINING) -> RulesRef | None:
+    """The reviewed ref of a round (rules_refs.csv), or None when the table does not list it."""
+    return _table().get((suite.name, round_version))
+
+
+def newest_listed_ref(suite: Suite = TRAINING) -> RulesRef:
+    return max((r for r in _table().values() if r.suite == suite.name), key=lambda r: r.ref_date)
+
+
+def ref_for_round(round_version: str, suite: Suite = TRAINING, base: Path | None = None) -> RulesRef | None:
+    """The ref a round of `suite` is scored with: the reviewed table's, else the one the rules archive asset
+    resolved and recorded (rules_releases.py). None when no rules release judges the round. RulesError when
+    the round's ref has not been resolved yet."""
+    if not scored_by_rules(round_version, suite):
         return None
-    table = _table()
-    if (suite.name, round_version) in table:
-        return table[(suite.name, round_version)]
-    newest = max((r for r in table.values() if r.suite == suite.name), key=lambda r: r.ref_date)
-    ref = default_ref or newest.ref
-    return RulesRef(round_version, ref, "", f"{suite.name} {round_version} is not in rules_refs.csv: scored with ref "
-                    f"{ref}", False, suite=suite.name)
+    if (listed := listed_ref(round_version, suite)) is not None:
+        return listed
+    from pipelines.lib.mlperf.rules_releases import recorded_resolution
+
+    resolved = recorded_resolution(round_version, suite, base)
+    if resolved is None:
+        raise RulesError(f"{suite.round_label(round_version)}: rules_refs.csv does not list it and its rules release "
+                         "has not been resolved yet (the rules archive asset resolves it)")
+    return resolved
+
+
+def folder_is_own(folder: str, round_version: str, suite: Suite = TRAINING) -> bool:
+    """Whether a rule folder (`training_6.0.0`, `0.6.0`, `hpc_3.0.0`) holds the round's own rules."""
+    m = suite.rules_folder.match(folder)
+    return m is not None and (int(m.group(1)), int(m.group(2))) == round_sort_key(round_version)
 
 
 def rules_url_template(template: str | None = None) -> str:
@@ -204,25 +249,68 @@ def folder_for_round(folders: set[str], round_version: str, suite: Suite = TRAIN
     return min(newer)[1] if newer and suite is not TRAINING else None
 
 
-def _ruleset(ref: str, round_version: str, yaml_files: dict[str, str], checker_source: str,
-             suite: Suite = TRAINING) -> RuleSet:
-    folders = {name.split("/", 1)[0] for name in yaml_files}
-    folder = folder_for_round(folders, round_version, suite)
+def _ruleset(ref: str, round_version: str, archive: RulesArchive, suite: Suite = TRAINING) -> RuleSet:
+    folder = folder_for_round(archive.folders, round_version, suite)
     if folder is None:
         raise RulesError(f"rules ref {ref} has no {suite.name} ruleset for {round_version} "
-                         f"(folders: {', '.join(sorted(folders))})")
+                         f"(folders: {', '.join(sorted(archive.folders))})")
     # another suite's folders and *_warn folders are never enqueued by this suite's rules
-    files = tuple(sorted((n, t) for n, t in yaml_files.items() if suite.rules_folder.match(n.split("/", 1)[0])))
-    digest = content_digest(yaml_files | {"mlp_compliance.py": checker_source})
-    return RuleSet(ref, folder, files, CheckerSemantics.from_checker_source(checker_source), digest)
+    files = tuple(sorted((n, t) for n, t in archive.yaml_files.items()
+                         if suite.rules_folder.match(n.split("/", 1)[0])))
+    return RuleSet(ref, folder, files, CheckerSemantics.from_checker_source(archive.checker_source),
+                   archive.content_sha256)
 
 
-def ruleset_from_archive(path: Path, ref: str, round_version: str, suite: Suite = TRAINING) -> RuleSet:
-    """Read a `mlcommons/logging` archive (any top folder) as a stream: only the checker's YAML and
-    `mlp_compliance.py`, regular files of bounded size; nothing is extracted to disk. The whole stream is
-    bounded too (every member's size counts: skipping one still inflates it)."""
-    yaml_files: dict[str, str] = {}
-    checker_source = None
+@dataclass(frozen=True)
+class RulesArchive:
+    """What a `mlcommons/logging` release (an archive of a ref, or the installed package) holds that decides a
+    score, as text: the compliance rule files and checker code, the RCP files and the RCP checker code, and the
+    result summarizer's code (read for its facts, never run)."""
+
+    yaml_files: dict[str, str]  # path below the compliance checker (`training_6.0.0/common.yaml`) → YAML
+    checker_source: str  # mlp_compliance.py
+    rcp_files: dict[str, str]  # path below the RCP checker (`training_6.0.0/rcps_flux1.json`) → JSON
+    rcp_checker_source: str  # rcp_checker.py ("" where the release has none)
+    summarizer_source: str  # result_summarizer.py ("" where the release has none)
+
+    @property
+    def folders(self) -> set[str]:
+        return {name.split("/", 1)[0] for name in self.yaml_files}
+
+    @cached_property
+    def content_sha256(self) -> str:
+        return content_digest(self.yaml_files | {"mlp_compliance.py": self.checker_source}
+                              | {f"rcp_checker/{n}": t for n, t in self.rcp_files.items()}
+                              | {"rcp_checker/rcp_checker.py": self.rcp_checker_source,
+                                 "result_summarizer/result_summarizer.py": self.summarizer_source})
+
+
+def _archive_member(rel: str) -> str | None:
+    """Which part of a release a member is (its key in RulesArchive's reading), or None: not read."""
+    if rel.startswith(CHECKER_DIR):
+        inner = rel[len(CHECKER_DIR):]
+        if (inner.endswith(".yaml") and inner.count("/") == 1) or inner == "mlp_compliance.py":
+            return "compliance:" + inner
+    elif rel.startswith(RCP_DIR):
+        inner = rel[len(RCP_DIR):]
+        if (inner.endswith(".json") and inner.count("/") == 1) or inner == "rcp_checker.py":
+            return "rcp:" + inner
+    elif rel == SUMMARIZER:
+        return "summarizer:"
+    return None
+
+
+def read_rules_archive(path: Path) -> RulesArchive:
+    """Read a `mlcommons/logging` archive (any top folder) as a stream: only the rule, RCP and checker files,
+    regular files of bounded size; nothing is extracted to disk. The whole stream is bounded too (every
+    member's size counts: skipping one still inflates it). Read once per file version and process."""
+    stat = path.stat()
+    return _read_rules_archive(path, stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=8)
+def _read_rules_archive(path: Path, _size: int, _mtime_ns: int) -> RulesArchive:
+    read: dict[str, str] = {}
     total = streamed = 0
     max_file, max_total = limit("max_rule_file_bytes"), limit("max_rule_files_bytes")
     max_stream = limit("max_rules_archive_total_bytes")
@@ -235,44 +323,59 @@ def ruleset_from_archive(path: Path, ref: str, round_version: str, suite: Suite 
                                      "(MLPERF_MAX_RULES_ARCHIVE_TOTAL_BYTES): not a rules archive; refused")
                 parts = PurePosixPath(info.name).parts
                 rel = "/".join(parts[1:])
-                if not info.isfile() or ".." in parts or not rel.startswith(CHECKER_DIR):
-                    continue
-                inner = rel[len(CHECKER_DIR):]
-                if not (inner.endswith(".yaml") and inner.count("/") == 1) and inner != "mlp_compliance.py":
+                if not info.isfile() or ".." in parts or (key := _archive_member(rel)) is None:
                     continue
                 if info.size > max_file or total + info.size > max_total:
                     raise RulesError(f"rules archive {path.name}: {rel} is over the rule-file limit "
                                      "(MLPERF_MAX_RULE_FILE_BYTES, MLPERF_MAX_RULE_FILES_BYTES)")
                 total += info.size
-                text = tar.extractfile(info).read().decode("utf-8", "replace")
-                if inner == "mlp_compliance.py":
-                    checker_source = text
-                else:
-                    yaml_files[inner] = text
+                read[key] = tar.extractfile(info).read().decode("utf-8", "replace")
     except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
         raise RulesError(f"cannot read rules archive {path.name}: {exc}") from exc
-    if checker_source is None or not yaml_files:
+    archive = _rules_archive(read)
+    if not archive.checker_source or not archive.yaml_files:
         raise RulesError(f"{path.name} holds no mlperf_logging/compliance_checker rules: not a mlcommons/logging archive")
-    return _ruleset(ref, round_version, yaml_files, checker_source, suite)
+    return archive
+
+
+def _rules_archive(read: dict[str, str]) -> RulesArchive:
+    """A RulesArchive from files keyed as `_archive_member` names them."""
+    def part(kind: str) -> dict[str, str]:
+        return {k[len(kind) + 1:]: v for k, v in read.items() if k.startswith(kind + ":")}
+
+    compliance, rcp = part("compliance"), part("rcp")
+    return RulesArchive(
+        yaml_files={n: t for n, t in compliance.items() if n != "mlp_compliance.py"},
+        checker_source=compliance.get("mlp_compliance.py", ""),
+        rcp_files={n: t for n, t in rcp.items() if n != "rcp_checker.py"},
+        rcp_checker_source=rcp.get("rcp_checker.py", ""),
+        summarizer_source=read.get("summarizer:", ""))
+
+
+def ruleset_from_archive(path: Path, ref: str, round_version: str, suite: Suite = TRAINING) -> RuleSet:
+    """The round's ruleset of a `mlcommons/logging` archive (read_rules_archive)."""
+    return _ruleset(ref, round_version, read_rules_archive(path), suite)
 
 
 def package_ruleset(round_version: str, suite: Suite = TRAINING) -> RuleSet | None:
     """Today's rules: the pinned `mlperf-logging` package's files. None for Training v0.5 (no rules)."""
-    if suite is TRAINING and round_sort_key(round_version) <= (0, 5):
+    if not scored_by_rules(round_version, suite):
         return None
     return _package_ruleset(round_version, suite)
 
 
 @cache
 def _package_ruleset(round_version: str, suite: Suite = TRAINING) -> RuleSet:
-    yaml_files, checker_source = _package_files()
-    return _ruleset(f"mlperf-logging=={metadata.version('mlperf-logging')}", round_version, yaml_files, checker_source,
-                    suite)
+    return _ruleset(f"mlperf-logging=={metadata.version('mlperf-logging')}", round_version, package_archive(), suite)
 
 
 @lru_cache(maxsize=1)
-def _package_files() -> tuple[dict[str, str], str]:
-    """The installed package's rule files and checker code, read once per process."""
-    root = Path(str(resources.files("mlperf_logging.compliance_checker")))
-    yaml_files = {f"{p.parent.name}/{p.name}": p.read_text() for p in root.glob("*/*.yaml")}
-    return yaml_files, (root / "mlp_compliance.py").read_text()
+def package_archive() -> RulesArchive:
+    """The installed package's release, read once per process as an archive of it would be."""
+    root = Path(str(resources.files("mlperf_logging")))
+    read = {}
+    for path in sorted(root.rglob("*")):
+        rel = f"mlperf_logging/{path.relative_to(root).as_posix()}"
+        if path.is_file() and (key := _archive_member(rel)) is not None:
+            read[key] = path.read_text()
+    return _rules_archive(read)

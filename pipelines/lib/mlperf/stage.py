@@ -28,14 +28,20 @@ from pipelines.lib.mlperf.rounds import archive_url
 from pipelines.lib.mlperf.rules import (
     RulesRef,
     check_pinned,
+    folder_is_own,
+    listed_ref,
     package_ruleset,
+    read_rules_archive,
     ref_for_round,
     rules_url,
     ruleset_from_archive,
+    scored_by_rules,
 )
+from pipelines.lib.mlperf.rules_releases import GitHubSource, discovery_sources, record_resolution, resolve_rules
 from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, Suite
-from pipelines.lib.mlperf.tables import SUITE_FRAMES, suite_tables
+from pipelines.lib.mlperf.tables import SUITE_FRAMES, rules_frame, suite_tables
 from pipelines.lib.reference.seeds import BENCHMARK_DATASETS_CSV, BENCHMARKS_CSV
+from pipelines.lib.reference.sources import DEFAULT_GITHUB_API_URL
 from pipelines.lib.staging.files import staged_files, write_staged
 
 _SAFE_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -74,25 +80,62 @@ def rules_archive_path(ref: str, base: Path) -> Path:
     return ensure_inside(raw_dir("rules", base) / f"logging-{ref}.tar.gz", base)
 
 
-def fetch_rules(round_version: str, url_template: str, base: Path, policy: RetryPolicy,
-                default_ref: str | None = None, suite: Suite = TRAINING) -> tuple[RulesRef | None, FetchResult | None]:
-    """The `mlcommons/logging` archive at the ref the round was scored with (None for Training v0.5)."""
-    ref = ref_for_round(round_version, default_ref, suite)
-    if ref is None:
-        return None, None
-    dest = rules_archive_path(ref.ref, base)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+@dataclass(frozen=True)
+class RulesFetch:
+    """The rules archive of a round: the ref that scores it and how it was found, the download, how its
+    content is trusted, whether the ref ships the round's own rule folder, and what was tried on the way."""
+
+    ref: RulesRef
+    fetched: FetchResult
+    trust: str
+    folder: str
+    notes: tuple[str, ...] = ()
+
+    @property
+    def provisional(self) -> bool:
+        return self.ref.provisional
+
+
+def fetch_rules(round_version: str, url_template: str, base: Path, policy: RetryPolicy, *,
+                default_ref: str | None = None, suite: Suite = TRAINING, github: GitHubSource | None = None,
+                trusted_refs: frozenset[str] = frozenset()) -> RulesFetch | None:
+    """The `mlcommons/logging` archive at the ref the round is scored with (None when no rules release judges
+    the round): the reviewed table's ref, else the one `resolve_rules` finds (recorded for staging, its content
+    pinned on first use)."""
+    if not scored_by_rules(round_version, suite):
+        return None
     # a rules archive has its own, much smaller, limit than a results archive
     policy = replace(policy, max_bytes=min(policy.max_bytes or limit("max_rules_download_bytes"),
                                            limit("max_rules_download_bytes")))
-    return ref, fetch_to_file(rules_url(url_template, ref.ref), dest, policy=policy)
+    fetched: dict[str, FetchResult] = {}
+
+    def fetch(ref: str) -> FetchResult:
+        if ref not in fetched:
+            dest = rules_archive_path(ref, base)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            fetched[ref] = fetch_to_file(rules_url(url_template, ref), dest, policy=policy)
+        return fetched[ref]
+
+    ref, notes = listed_ref(round_version, suite), []
+    if ref is None:
+        ref, notes = resolve_rules(round_version, suite, github or GitHubSource(DEFAULT_GITHUB_API_URL),
+                                   default_ref=default_ref, folders_of=lambda r: read_rules_archive(fetch(r).path).folders,
+                                   base=base)
+    result = fetch(ref.ref)
+    ruleset = ruleset_from_archive(result.path, ref.ref, round_version, suite)
+    ref = replace(ref, provisional=not folder_is_own(ruleset.folder, round_version, suite))
+    trust = check_pinned(ruleset, trusted_refs, used_for=suite.round_label(round_version), base=base)
+    if not ref.listed:
+        record_resolution(ref, suite, base)
+    return RulesFetch(ref, result, trust, ruleset.folder, tuple(notes))
 
 
 def round_rules(round_version: str, base: Path, trusted_refs: frozenset[str] = frozenset(),
-                default_ref: str | None = None, suite: Suite = TRAINING) -> RoundRules:
-    """The round's rules as published (from its fetched rules archive, whose content must be the one
-    rules_refs.csv pins unless its ref is in `trusted_refs`) and today's (the package)."""
-    ref = ref_for_round(round_version, default_ref, suite)
+                suite: Suite = TRAINING) -> RoundRules:
+    """The round's rules as published (from its fetched rules archive, whose content must be the one it is
+    pinned to: rules_refs.csv's, or the warehouse's record for a ref trusted on first use, unless its ref is in
+    `trusted_refs`) and today's (the package)."""
+    ref = ref_for_round(round_version, suite, base)
     if ref is None:
         return RoundRules(None, None)
     path = rules_archive_path(ref.ref, base)
@@ -100,7 +143,7 @@ def round_rules(round_version: str, base: Path, trusted_refs: frozenset[str] = f
         raise FileNotFoundError(f"the rules archive of {round_version} (ref {ref.ref}) has not been fetched")
     published = ruleset_from_archive(path, ref.ref, round_version, suite)
     current = package_ruleset(round_version, suite)
-    check_pinned(published, trusted_refs)
+    check_pinned(published, trusted_refs, used_for=suite.round_label(round_version), base=base)
     for ruleset in (published, current):  # every snippet in the rule language, or the round is not scored
         validate_ruleset(ruleset)
     return RoundRules(published, current)
@@ -187,13 +230,13 @@ def _guard(round_version: str, frames: dict[str, pl.DataFrame], base: Path, max_
 
 def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_MAX_SHRINK,
                 accept_shrink: bool = False, trusted_rules_refs: frozenset[str] = frozenset(),
-                default_ref: str | None = None, suite: Suite = TRAINING) -> StageResult:
+                suite: Suite = TRAINING) -> StageResult:
     """Parse the round's archive into staged Parquet, unless the same archive was staged by this code.
     Refuses (RoundRejected, nothing written) an archive with no result logs or one whose results
     that count shrink by more than `max_shrink` against the published build."""
     archive = archive_path(round_version, base, suite)
     sha = _sha256(archive)
-    ref = ref_for_round(round_version, default_ref, suite)
+    ref = ref_for_round(round_version, suite, base)
     tables = suite_tables(suite)
     # The rules are read only when the round is parsed: their archive's digest (and, through
     # parser_version, the package's version) says whether they changed.
@@ -206,8 +249,10 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
         if staged and previous.get("archive_sha256") == sha and previous.get("parser_version") == version:
             return StageResult(True, previous["row_counts"], previous["quarantine_count"], 0.0, sha)
     started = time.perf_counter()
-    rules = round_rules(round_version, base, trusted_rules_refs, default_ref, suite)  # none for Inference
+    rules = round_rules(round_version, base, trusted_rules_refs, suite)  # none for Inference
     frames = SUITE_FRAMES[suite.name](archive, round_version, rules)
+    if suite.has_rules:
+        frames[suite.staged("rules")] = rules_frame(_rules_row(round_version, ref, rules, suite, base, trusted_rules_refs))
     _guard(round_version, frames, base, max_shrink, accept_shrink, suite)
     for table in tables:
         write_staged(table, round_version, frames[table], base)
@@ -222,11 +267,29 @@ def stage_round(round_version: str, base: Path, *, max_shrink: float = DEFAULT_M
     return result
 
 
+def _rules_row(round_version: str, ref: RulesRef | None, rules: RoundRules, suite: Suite, base: Path,
+               trusted_refs: frozenset[str]) -> dict:
+    """The row of `<suite>_rules`: what judged the round, how the ref was found, how it is trusted."""
+    published = rules.published
+    if ref is None or published is None:
+        return {"round": round_version, "provisional": False, "why": "no rules release judges this round: every run "
+                "must start, stop and succeed (Training v0.5 predates the releases)"}
+    own = folder_is_own(published.folder, round_version, suite)
+    why = ref.why if own else (f"scored with {published.folder} of {ref.ref[:12]} ({ref.source}), not "
+                               f"{suite.round_label(round_version)}'s own rules: {ref.why}")
+    return {"round": round_version, "ref": ref.ref, "ref_source": ref.source, "rule_folder": published.folder,
+            "provisional": not own, "why": why,
+            "trust": check_pinned(published, trusted_refs, used_for=suite.round_label(round_version), base=base)}
+
+
 def round_sources(round_version: str, url_template: str, rules_template: str, base: Path,
-                  default_ref: str | None = None, suite: Suite = TRAINING) -> list[tuple[str, Path]]:
-    """Every upstream file a round is built from, with its local copy: the results archive and the rules."""
+                  suite: Suite = TRAINING, github: GitHubSource | None = None) -> list[tuple[str, Path]]:
+    """Every upstream file a round is built from, with its local copy: the results archive and the rules (and,
+    for a round whose rules were discovered, the tag listing that found them)."""
     sources = [(archive_url(url_template, round_version), archive_path(round_version, base, suite))]
-    ref = ref_for_round(round_version, default_ref, suite)
+    ref = ref_for_round(round_version, suite, base)
     if ref is not None:
         sources.append((rules_url(rules_template, ref.ref), rules_archive_path(ref.ref, base)))
+    if ref is not None and not ref.listed:  # a new tag or a new head may resolve it anew
+        sources += discovery_sources(ref, github or GitHubSource(DEFAULT_GITHUB_API_URL), base)
     return sources

@@ -28,6 +28,8 @@ class Suite:
     name: str  # "training" | "hpc": the value of every `suite` column
     repository: str  # results repository and archive name prefix: `<repository>_vX.Y`
     rules_folder: re.Pattern  # a rule folder of this suite in a logging release; groups: major, minor, patch
+    # a release tag of this suite in mlcommons/logging; groups: major, minor, patch, release candidate (or None)
+    release_tag: re.Pattern
     default_results_url_template: str
     results_setting: str  # the setting naming where its archives are (MLPERF_<NAME>, the refresh's --<name>)
     staged_prefix: str  # staged tables `<prefix>runs`, ...; quarantine files `<quarantine_prefix><round>`
@@ -70,6 +72,8 @@ TRAINING = Suite(
     repository="training_results",
     # `0.6.0/` in early releases, `training_0.6.0/` later; `*_warn` folders are not scoring rules
     rules_folder=re.compile(r"^(?:training_)?(\d+)\.(\d+)\.(\d+)$"),
+    # `6.0.0-rc6`, `2.1.0`, `4.0.0-rc3-rcp-prunning` (a suffix names a variant of that candidate)
+    release_tag=re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-rc(\d+))?(?:-[\w.-]+)?$"),
     default_results_url_template=DEFAULT_RESULTS_URL_TEMPLATE,
     results_setting="results_url_template",
     staged_prefix="mlperf_",
@@ -81,6 +85,7 @@ HPC = Suite(
     name="hpc",
     repository="hpc_results",
     rules_folder=re.compile(r"^hpc_(\d+)\.(\d+)\.(\d+)$"),
+    release_tag=re.compile(r"^hpc-(\d+)\.(\d+)\.(\d+)(?:-rc(\d+))?(?:-[\w.-]+)?$"),  # `hpc-3.0.0`, `hpc-1.0.0-rc2`
     default_results_url_template=DEFAULT_HPC_RESULTS_URL_TEMPLATE,
     results_setting="hpc_results_url_template",
     staged_prefix="hpc_",
@@ -95,6 +100,7 @@ INFERENCE = Suite(
     name="inference",
     repository="inference_results",
     rules_folder=re.compile(r"^$^"),  # no rule folders: LoadGen judges each run
+    release_tag=re.compile(r"^$^"),
     default_results_url_template=DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
     results_setting="inference_results_url_template",
     staged_prefix="inference_",

@@ -23,6 +23,7 @@ from schemas.mlperf import (
     MlperfRun,
     MlperfScaling,
     MlperfSystem,
+    RoundRulesUsed,
 )
 
 # Column names and dtypes are the Pandera models' (schemas/mlperf.py), written down once there.
@@ -31,16 +32,19 @@ _SYSTEM_TYPES = polars_schema(MlperfSystem)
 _SCALING_TYPES = polars_schema(MlperfScaling)
 _EVENT_TYPES = polars_schema(MlperfEvent)
 _POWER_TYPES = polars_schema(MlperfPowerLog)
+_RULES_TYPES = polars_schema(RoundRulesUsed)
 
 TABLES = {"mlperf_events": (_EVENT_TYPES, MlperfEvent, "run_file"),
           "mlperf_runs": (_RUN_TYPES, MlperfRun, "run_file"),
           "mlperf_systems": (_SYSTEM_TYPES, MlperfSystem, "source_file"),
           "mlperf_scaling": (_SCALING_TYPES, MlperfScaling, "scaling_file"),
-          "mlperf_power": (_POWER_TYPES, MlperfPowerLog, "power_file")}
+          "mlperf_power": (_POWER_TYPES, MlperfPowerLog, "power_file"),
+          "mlperf_rules": (_RULES_TYPES, RoundRulesUsed, "ref")}
 # MLPerf HPC: its own tables, so no query mixes an HPC round with the Training round of the same name.
 HPC_TABLES = {"hpc_runs": (polars_schema(HpcRun), HpcRun, "run_file"),
               "hpc_systems": (_SYSTEM_TYPES, MlperfSystem, "source_file"),
-              "hpc_scaling": (polars_schema(HpcScaling), HpcScaling, "scaling_file")}
+              "hpc_scaling": (polars_schema(HpcScaling), HpcScaling, "scaling_file"),
+              "hpc_rules": (_RULES_TYPES, RoundRulesUsed, "ref")}
 # MLPerf Inference: results (one LoadGen summary each) and systems.
 INFERENCE_TABLES = {"inference_results": (polars_schema(InferenceResult), InferenceResult, "summary_file"),
                     "inference_systems": (polars_schema(InferenceSystem), InferenceSystem, "source_file")}
@@ -66,7 +70,8 @@ def hpc_round_frames(archive: Path, round_version: str, rules: RoundRules) -> di
     """Parse, type and validate one MLPerf HPC round. Keys: the HPC_TABLES names and `quarantine`."""
     parsed = parse_hpc_round(archive, round_version, rules)
     rows = {"hpc_runs": parsed.runs, "hpc_systems": parsed.systems, "hpc_scaling": parsed.benchmarks}
-    return _validated(rows, HPC_TABLES, parsed.quarantine, round_version, HPC.quarantine_source)
+    return _validated(rows, {t: v for t, v in HPC_TABLES.items() if t != "hpc_rules"}, parsed.quarantine,
+                      round_version, HPC.quarantine_source)
 
 
 def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[str, pl.DataFrame]:
@@ -74,14 +79,26 @@ def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[s
     parsed = parse_round(archive, round_version, rules)
     rows = {"mlperf_runs": parsed.runs, "mlperf_systems": parsed.systems, "mlperf_scaling": parsed.benchmarks,
             "mlperf_power": parsed.power}
-    frames = _validated(rows, {t: v for t, v in TABLES.items() if t != "mlperf_events"}, parsed.quarantine,
-                        round_version, TRAINING.quarantine_source)
+    frames = _validated(rows, {t: v for t, v in TABLES.items() if t not in ("mlperf_events", "mlperf_rules")},
+                        parsed.quarantine, round_version, TRAINING.quarantine_source)
     events = _events_frame(parsed.events, round_version, parsed.runs)
     good, bad = validate_or_quarantine(events, MlperfEvent, source=TRAINING.quarantine_source, partition=round_version,
                                        file_column="run_file")
     frames["mlperf_events"] = good
     frames["quarantine"] = pl.concat([frames["quarantine"], bad])
     return frames
+
+
+def rules_frame(row: dict) -> pl.DataFrame:
+    """The one row saying which rules judged a round (RoundRulesUsed), typed and checked: it is written by
+    staging, not parsed from the archive, so a failure is a bug, raised."""
+    import pandera.errors
+
+    frame = pl.DataFrame([row], schema=_RULES_TYPES)
+    try:
+        return RoundRulesUsed.validate(frame)
+    except pandera.errors.SchemaError as exc:
+        raise ValueError(f"rules of {row.get('round')}: {exc}") from exc
 
 
 # Each suite's parse: archive, round, its rules (RoundRules(None, None) for Inference) → frames.

@@ -16,13 +16,21 @@ select
     count(*) as results,
     count(score_minutes) as scored,
     count(*) filter (where score_minutes is not null and score_minutes_current_rules is null)
-        as rejected_by_current_rules
+        as rejected_by_current_rules,
+    any_value(rules_provisional_reason) as provisional
 from fct_training_result
 group by round
 """
-# Counts inside a reason ("too many runs dropped (2 > 1)") would split one reason into many.
+# Per round, unscored results grouped by kind of reason: counts and file names inside a reason ("too many runs
+# dropped (2 > 1): 2 by compliance: ... (result_1.txt, result_4.txt)") would split one kind into many.
 _UNSCORED = """
-select round, regexp_replace(no_score_reason, ' \\(\\d+ > \\d+\\)', '') as reason, count(*) as results
+select round,
+    case
+        when no_score_reason like 'too many runs dropped%' then 'too many runs dropped, most by '
+            || trim(regexp_extract(no_score_reason, '^too many runs dropped \\(\\d+ > \\d+\\): \\d+ by ([^:(]+)', 1))
+        else no_score_reason
+    end as reason,
+    count(*) as results
 from fct_training_result
 where score_minutes is null
 group by all
@@ -38,7 +46,8 @@ select
     count(coalesce(score_minutes, models_per_minute)) as scored,
     count(*) filter (where score_minutes is not null and score_minutes_current_rules is null
                      or models_per_minute is not null and models_per_minute_current_rules is null)
-        as rejected_by_current_rules
+        as rejected_by_current_rules,
+    any_value(rules_provisional_reason) as provisional
 from fct_hpc_result
 group by round
 """
@@ -54,7 +63,8 @@ order by round, results desc, reason
 
 # MLPerf Inference: a result counts when LoadGen judged it VALID and its metric could be derived.
 _INFERENCE_PER_ROUND = """
-select round, count(*) as results, count(*) filter (where valid) as scored, 0 as rejected_by_current_rules
+select round, count(*) as results, count(*) filter (where valid) as scored, 0 as rejected_by_current_rules,
+    null as provisional
 from fct_inference_result
 group by round
 """
@@ -83,7 +93,7 @@ def round_coverage(db: Path, suite: Suite = TRAINING) -> list[dict]:
         except duckdb.CatalogException:  # a warehouse published before the suite was loaded
             return []
         rows = {r[0]: {"round": r[0], "results": r[1], "scored": r[2], "rejected_by_current_rules": r[3],
-                       "unscored": {}} for r in found}
+                       "provisional": r[4], "unscored": {}} for r in found}
         for round_version, reason, count in con.execute(unscored).fetchall():
             rows[round_version]["unscored"][reason or "unknown"] = count
     finally:
@@ -102,5 +112,6 @@ def render_coverage(rows: list[dict]) -> list[str]:
             f"{row['round']}: {row['results']} results, {row['scored']} scored as published"
             + (f", unscored: {unscored}" if unscored else "")
             + (f"; today's rules would reject {row['rejected_by_current_rules']}" if row["rejected_by_current_rules"] else "")
+            + (f"; PROVISIONAL: {row['provisional']}" if row.get("provisional") else "")
         )
     return lines
