@@ -159,10 +159,12 @@ SETTINGS: dict[str, Setting] = {
                       "detail log, gigabytes per round", _suites),
     "rules_url_template": Setting(DEFAULT_RULES_URL_TEMPLATE, "where the mlcommons/logging archive of a rules ref "
                                   "is fetched ({ref})", _text),
-    "rules_default_ref": Setting(None, "the rules ref of a round rules_refs.csv does not list (default: the "
-                                 "newest ref of the table)", _text),
-    "trust_rules_refs": Setting([], "rules refs used although their content is not the digest rules_refs.csv "
-                                "pins (comma-separated; refresh --trust-rules-ref)", _comma_list),
+    "rules_default_ref": Setting(None, "the rules ref of every round rules_refs.csv does not list (default: "
+                                 "discovered: the round's newest release tag that ships its rules, else "
+                                 "mlcommons/logging's default branch)", _text),
+    "trust_rules_refs": Setting([], "rules refs used although their content is not the digest they are pinned to "
+                                "(rules_refs.csv, or the warehouse's record on first use: they are re-pinned); "
+                                "comma-separated; refresh --trust-rules-ref", _comma_list),
     "accept_shrink": Setting(False, "publish a round whose counted results shrank by more than max_shrink "
                              "(refresh --accept-shrink)", _flag),
     "azure_prices_url": Setting(DEFAULT_AZURE_URL, "base URL of the Azure Retail Prices API", _text),
@@ -172,9 +174,10 @@ SETTINGS: dict[str, Setting] = {
                            "everywhere); unset: the GCP API is skipped", _secret),
     "oci_prices_url": Setting(DEFAULT_OCI_URL, "base URL of Oracle Cloud's price list API", _text),
     "price_catalog_url": Setting(DEFAULT_CATALOG_URL, "base URL of SkyPilot's catalog", _text),
-    "github_api_url": Setting(DEFAULT_GITHUB_API_URL, "GitHub's REST API, for round discovery", _text),
-    "github_token": Setting(None, "GitHub token for round discovery (secret; optional, raises the rate limit)",
-                            _secret),
+    "github_api_url": Setting(DEFAULT_GITHUB_API_URL, "GitHub's REST API (or a mirror): round discovery, and the "
+                              "tags and default branch of mlcommons/logging for the rules of new rounds", _text),
+    "github_token": Setting(None, "GitHub token for round and rules discovery (secret; optional, raises the rate "
+                            "limit)", _secret),
     "allowed_hosts": Setting([], "hosts, besides each configured URL's own, whose links (AWS currentVersionUrl, "
                              "Azure NextPageLink, GitHub next) are followed", _comma_list),
     "electricity_usd_per_kwh": Setting(None, "electricity price for energy costs, USD per kWh (unset: energy "

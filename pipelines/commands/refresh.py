@@ -42,8 +42,8 @@ def register(subparsers) -> None:
                    help="where the rules are: a URL with {ref} for the mlcommons/logging archive each round was "
                         "scored with (default: MLPERF_RULES_URL_TEMPLATE, else GitHub's archive of the ref)")
     p.add_argument("--trust-rules-ref", action="append", default=[], metavar="REF",
-                   help="use the rules archive of this mlcommons/logging ref although its content is not the digest "
-                        "rules_refs.csv pins (a ref the table lacks, a mirror that changed it); repeatable")
+                   help="use the rules archive of this mlcommons/logging ref although its content is not the digest it "
+                        "is pinned to (rules_refs.csv's, or the one pinned on first use, which it re-pins); repeatable")
     p.add_argument("--accept-shrink", action="store_true",
                    help="publish rounds whose results that count shrank sharply against the published build "
                         "(or MLPERF_ACCEPT_SHRINK=1)")

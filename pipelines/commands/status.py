@@ -57,6 +57,11 @@ def render(status: dict) -> str:
         for provider, fetched_at in status["prices"].items():
             lines.append(f"  prices {provider}: latest snapshot {fetched_at}")
     lines.append(f"kept builds ({len(status['builds'])}): " + (", ".join(status["builds"]) or "none"))
+    pins = status.get("rules_pinned_on_first_use") or {}
+    if pins:  # refs rules_refs.csv does not list, trusted on first use (raw/rules/record.json)
+        lines.append(f"rules trusted on first use ({len(pins)}):")
+        lines += [f"  {ref}: content {pin.get('sha256', '')[:16]}, first seen {str(pin.get('first_seen', ''))[:10]}, "
+                  f"for {', '.join(pin.get('used_for') or [])}" for ref, pin in sorted(pins.items())]
     last = status["last_refresh"]
     if not last:
         lines.append("last refresh: no record")

@@ -117,12 +117,14 @@ def package_rules(round_version: str):
 
 def accept_package_rules(monkeypatch) -> None:
     """In this process, until `monkeypatch` undoes it, accept the package's rule files (package_rules_archive)
-    beside each ref's pinned content (tests/conftest.py does so for every test not marked pinned_rules_only; a
+    beside the pinned content of each ref rules_refs.csv pins (tests/conftest.py does so for every test not marked pinned_rules_only; a
     module-scoped fixture that refreshes calls it itself)."""
     from pipelines.lib.mlperf import rules
 
     pinned = rules.accepted_digests
-    monkeypatch.setattr(rules, "accepted_digests", lambda ref: pinned(ref) | {package_rules_digest(ref)})
+    # a ref the table pins: its content or the package's; any other ref is trusted on first use, as in production
+    monkeypatch.setattr(rules, "accepted_digests",
+                        lambda ref: pinned(ref) | {package_rules_digest(ref)} if pinned(ref) else pinned(ref))
 
 
 def install_package_rules(base, round_version: str) -> None:

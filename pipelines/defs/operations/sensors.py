@@ -67,7 +67,7 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
 @dg.sensor(
     jobs=ROUND_JOBS,
     minimum_interval_seconds=300,
-    description="Rounds listed in MLPERF_ROUNDS (default v0.5 … v5.1) and MLPERF_HPC_ROUNDS (v0.7 … v3.0), of the "
+    description="Rounds listed in MLPERF_ROUNDS (default v0.5 … v6.0) and MLPERF_HPC_ROUNDS (v0.7 … v3.0), of the "
     "suites in MLPERF_SUITES, that are not partitions yet become partitions and are fetched: adding a round is "
     "configuration, with or without GitHub discovery.",
 )

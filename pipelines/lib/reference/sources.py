@@ -5,7 +5,7 @@ parsers and fetchers use them where no setting is passed.
 """
 
 # MLPerf Training rounds a refresh loads by default, oldest first.
-DEFAULT_ROUNDS = "v0.5,v0.6,v0.7,v1.0,v1.1,v2.0,v2.1,v3.0,v3.1,v4.0,v4.1,v5.0,v5.1"
+DEFAULT_ROUNDS = "v0.5,v0.6,v0.7,v1.0,v1.1,v2.0,v2.1,v3.0,v3.1,v4.0,v4.1,v5.0,v5.1,v6.0"
 # A round's results archive: the repository's default branch, whatever its name ({version}: v4.1).
 DEFAULT_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/training_results_{version}/archive/HEAD.tar.gz"
 # MLPerf HPC rounds a refresh loads by default, and where a round's archive is ({version}: v3.0).
@@ -16,7 +16,8 @@ DEFAULT_INFERENCE_ROUNDS = "v5.1"
 DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/inference_results_{version}/archive/HEAD.tar.gz"
 # The mlcommons/logging archive at the git ref whose rules scored a round ({ref}).
 DEFAULT_RULES_URL_TEMPLATE = "https://github.com/mlcommons/logging/archive/{ref}.tar.gz"
-# GitHub's REST API: new rounds are new training_results_vX.Y repositories of the mlcommons organisation.
+# GitHub's REST API: new rounds are new training_results_vX.Y repositories of the mlcommons organisation, and the
+# rules of a round the reviewed table does not list are found among mlcommons/logging's tags.
 DEFAULT_GITHUB_API_URL = "https://api.github.com"
 # The cloud price lists (their API paths are appended by each fetcher).
 DEFAULT_AZURE_URL = "https://prices.azure.com"

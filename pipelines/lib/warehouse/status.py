@@ -44,9 +44,12 @@ def warehouse_status(base: Path | None = None) -> dict:
     from pipelines.lib.warehouse.publish import list_builds
 
     base = (base or warehouse_dir()).resolve()
+    from pipelines.lib.mlperf.rules_releases import pinned_on_first_use
+
     status = {"path": str(published_db(base)), "published": published_info(base), "last_refresh": last_refresh(base),
               "builds": [p.name for p in list_builds(base)], "built_at": None, "fingerprint": None,
-              "rounds": [], "hpc_rounds": [], "inference_rounds": [], "prices": {}, "damaged": None}
+              "rounds": [], "hpc_rounds": [], "inference_rounds": [], "prices": {}, "damaged": None,
+              "rules_pinned_on_first_use": pinned_on_first_use(base)}
     if not published_db(base).exists():
         return status
     try:
