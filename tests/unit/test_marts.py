@@ -147,6 +147,11 @@ def test_dim_benchmark(con):
         if r["convergence_unit"] == "epochs" and r["dataset_size"]:
             assert r["dataset_size_source"], r["benchmark"]
     assert got["bert"]["model_flops_per_sample"] is None  # unpadded sequences: no sound figure
+    # v6.0's mixture-of-experts benchmarks: FLOPs of the parameters active per token, each figure sourced
+    for moe in ("gpt_oss_20b", "deepseekv3_671b"):
+        assert got[moe]["model_flops_per_sample"] and "active" in got[moe]["flops_derivation"] and got[moe]["source"]
+    # v6.1's GRPO: rollouts and routing, no sound figure: NULL and why
+    assert got["qwen35_397b_grpo"]["model_flops_per_sample"] is None and got["qwen35_397b_grpo"]["flops_derivation"]
     for r in got.values():
         if r["parameters"] and r["tokens_or_samples_per_sample"] and r["model_flops_per_sample"]:
             k = r["model_flops_per_sample"] / (r["parameters"] * r["tokens_or_samples_per_sample"])
