@@ -32,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from support.github import serve_logging_repository  # noqa: E402
 from support.http_server import LoopbackServer  # noqa: E402
 from support.paths import SHARED_MLPERF as SHARED  # noqa: E402
 from support.price_site import PRICE_URL_VARIABLES, serve_fixtures  # noqa: E402
@@ -172,6 +173,8 @@ def main() -> None:
     peaks = []
     with LoopbackServer(SHARED) as server, LoopbackServer() as prices, tempfile.TemporaryDirectory() as tmp:
         serve_fixtures(prices)
+        serve_logging_repository(server)  # GitHub's API for the rules releases of rounds rules_refs.csv lacks
+        os.environ["MLPERF_GITHUB_API_URL"] = server.url  # every refresh's environment starts from this one
         tmp = Path(tmp)
         scorer = None if args.skip_official else scorer_python(tmp)
         for round_version in args.round.split(","):

@@ -22,6 +22,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from support.github import serve_logging_repository  # noqa: E402
 from support.http_server import LoopbackServer  # noqa: E402
 from support.paths import SHARED_MLPERF  # noqa: E402
 from support.price_site import PRICE_URL_VARIABLES, serve_fixtures  # noqa: E402
@@ -32,7 +33,9 @@ def refresh_all(warehouse: Path) -> tuple[int, float, str]:
     rounds = shared_rounds()
     with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
         serve_fixtures(prices)
-        env = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse), "MLPERF_GCP_API_KEY": "benchmark-key"}
+        serve_logging_repository(server)  # GitHub's API for the rules releases of rounds rules_refs.csv lacks
+        env = os.environ | {"MLPERF_WAREHOUSE_DIR": str(warehouse), "MLPERF_GCP_API_KEY": "benchmark-key",
+                            "MLPERF_GITHUB_API_URL": server.url}
         env.pop("DAGSTER_HOME", None)
         env |= {variable: prices.url for variable in PRICE_URL_VARIABLES}
         started = time.perf_counter()

@@ -24,6 +24,7 @@ import duckdb
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
+from support.github import serve_logging_repository  # noqa: E402
 from support.http_server import LoopbackServer  # noqa: E402
 from support.paths import SHARED_MLPERF  # noqa: E402
 from support.price_site import PRICE_URL_VARIABLES, serve_fixtures  # noqa: E402
@@ -41,7 +42,9 @@ from support.shared_build import (  # noqa: E402
 def refresh(warehouse: Path) -> tuple[int, float, str]:
     with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
         serve_fixtures(prices)
+        serve_logging_repository(server)  # GitHub's API for the rules releases of rounds rules_refs.csv lacks
         env = os.environ | {name: prices.url for name in PRICE_URL_VARIABLES} | {
+            "MLPERF_GITHUB_API_URL": server.url,
             "MLPERF_WAREHOUSE_DIR": str(warehouse), "DAGSTER_HOME": str(warehouse / "dagster"),
             "MLPERF_SUITES": "training,hpc,inference",
             "MLPERF_ROUNDS": ",".join(shared_rounds()), "MLPERF_HPC_ROUNDS": ",".join(shared_hpc_rounds()),

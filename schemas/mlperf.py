@@ -135,6 +135,26 @@ class MlperfScaling(pa.DataFrameModel):
     scaling_problem: str = pa.Field(nullable=True)
 
 
+class MlperfRcp(pa.DataFrameModel):
+    """The RCP checker's verdict on one closed-division result, as the round's own release gives it
+    (pipelines/lib/mlperf/rcp.py): what the summarizer prints in its detailed summary, and the factor the checker
+    would write into scaling.json."""
+
+    round: str = pa.Field(str_matches=ROUND)
+    submitter: str
+    system: str
+    benchmark: str
+    rcp_check: str = pa.Field(nullable=True, isin=["Pass", "Fail", "Interp. Fail", "Missing", "No RCP",
+                                                   "Unknown state"])
+    rcp_passed: bool = pa.Field(nullable=True)
+    rcp_message: str
+    rcp_norm_factor: float = pa.Field(nullable=True, ge=1, le=100)
+    rcp_scaling_written: float = pa.Field(nullable=True, gt=1, le=100)
+    rcp_gbs: float = pa.Field(nullable=True, ge=0, le=MAX_BATCH)
+    rcp_samples_to_converge: float = pa.Field(nullable=True, ge=0, le=MAX_PROGRESS)
+    rcp_rules: str
+
+
 class RoundRulesUsed(pa.DataFrameModel):
     """The rules release that judged one round's runs: which ref, how it was found, whether it holds the round's own
     rules (provisional when not), and how its content is trusted. One row a round; no ref when no release judges it."""

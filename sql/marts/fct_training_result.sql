@@ -1,7 +1,7 @@
 -- model: fct_training_result
 -- kind: table
 -- grain: round, submitter, system, benchmark
--- depends on: int_result_score, fct_training_run, dim_system, stg_mlperf_rules
+-- depends on: int_result_score, fct_training_run, dim_system, stg_mlperf_rules, stg_mlperf_rcp
 -- description: Official results: the score as published and under today's rules, with the runs behind it.
 -- columns:
 --   round varchar
@@ -15,7 +15,13 @@
 --   runs_total bigint: result files of the result
 --   runs_dropped bigint: runs the published rules dropped (target not reached, rule failures, ...)
 --   runs_in_mean bigint: runs in the olympic mean the score is (after the fastest and slowest are dropped)
---   rcp_scaling_factor double: the benchmark folder's scaling.json factor the mean was multiplied by (1 when none)
+--   rcp_scaling_factor double: the factor the mean was multiplied by: the folder's scaling.json, else as rcp_scaling_source says (1 when none)
+--   rcp_scaling_source varchar: where rcp_scaling_factor comes from: scaling.json (as published), 'same_runs: submitter/system' (the factor published with the same runs in the round: identical logs, identical scores), none
+--   rcp_check varchar: the RCP checker's verdict as the release's summarizer prints it (Pass, Fail, Interp. Fail, Missing, No RCP, Unknown state; NULL: open division, or a release without RCPs)
+--   rcp_check_message varchar: the RCP checker's message (RCP found, RCP Interpolation, Missing RCP, please submit RCP with BS = 16, ...)
+--   rcp_global_batch_size double: the global batch size as the summarizer's detailed summary prints it (GBS)
+--   rcp_samples_to_converge double: the detailed summary's samples_to_converge: the mean of the runs' convergence points in the RCP's unit (samples, or epochs for epoch-counted benchmarks), one dropped at each end
+--   rcp_scaling_factor_computed double: the factor the round's RCP checker would write into scaling.json for these logs (NULL: none: not faster than the reference, or failed); not applied unless published (rcp_scaling_source)
 --   score_minutes double
 --   no_score_reason varchar: why there is no published score (too many runs dropped, ...)
 --   global_batch_size double: mean global batch size over the scored runs (a double: runs can differ)
@@ -89,6 +95,12 @@ select
     published.runs_dropped,
     published.runs_in_mean,
     published.rcp_scaling_factor,
+    published.rcp_scaling_source,
+    rcp.rcp_check,
+    rcp.rcp_message as rcp_check_message,
+    rcp.rcp_gbs as rcp_global_batch_size,
+    rcp.rcp_samples_to_converge,
+    rcp.rcp_scaling_written as rcp_scaling_factor_computed,
     published.score_minutes,
     published.no_score_reason,
     runs.global_batch_size,
@@ -135,5 +147,8 @@ join runs
 left join dim_system as sys
     on sys.round = published.round and sys.submitter = published.submitter and sys.system = published.system
 left join stg_mlperf_rules as rules on rules.round = published.round
+left join stg_mlperf_rcp as rcp
+    on rcp.round = published.round and rcp.submitter = published.submitter and rcp.system = published.system
+    and rcp.benchmark = published.benchmark
 where published.rules_basis = 'published'
 window same_runs as (partition by runs.round, runs.benchmark, runs.run_set order by runs.submitter, runs.system)

@@ -61,7 +61,7 @@ def test_the_asset_graph_has_one_asset_per_model_grouped_by_layer():
     assert specs["stg_mlperf_runs"].group_name == "staging" and group_of("int_run_scoring") == "core"
     assert specs["mart_utilization"].group_name == "metrics" and specs["dim_system"].group_name == "core"
     assert {d.asset_key.to_user_string() for d in specs["fct_training_result"].deps} == {
-        "int_result_score", "fct_training_run", "dim_system", "stg_mlperf_rules"}
+        "int_result_score", "fct_training_run", "dim_system", "stg_mlperf_rules", "stg_mlperf_rcp"}
     assert {d.asset_key.to_user_string() for d in specs["stg_mlperf_runs"].deps} == {"mlperf_round_tables"}
     assert "azure_prices" in {d.asset_key.to_user_string() for d in specs["stg_cloud_prices"].deps}
     # a seed is no asset: dim_benchmark's only upstream asset is the model of its other seed

@@ -287,6 +287,36 @@ def _close(a, b):
     return (a is None and b is None) or (a is not None and b is not None and math.isclose(a, b, rel_tol=1e-6))
 
 
+DETAILED_ERA = sorted(p.name.split("_")[0] for p in (SHARED_MLPERF / "official_era").glob("v*_summary_detailed.csv"))
+
+
+@pytest.mark.parametrize("round_version", DETAILED_ERA)
+def test_the_detailed_summary_of_the_round_s_own_release(built, round_version):
+    """RCP verdict, GBS and samples_to_converge as the round's own summarizer printed them in its detailed
+    summary (6.0 on), for every result it lists."""
+    con = duckdb.connect(str(built[0] / "mlperf.duckdb"), read_only=True)
+    ours = {(d, s, b): row for d, s, b, *row in con.execute(
+        "select coalesce(s.submitter_declared, r.submitter), r.system, r.benchmark, r.rcp_check, "
+        "r.rcp_global_batch_size, r.rcp_samples_to_converge, r.score_minutes from fct_training_result r "
+        "left join dim_system s using (round, submitter, system) where r.round = ?", [round_version]).fetchall()}
+    compared = 0
+    with open(SHARED_MLPERF / "official_era" / f"{round_version}_summary_detailed.csv") as fh:
+        for row in csv.DictReader(fh):
+            system = row["details_url"].split("/")[-1].removesuffix(".json")
+            for column, value in row.items():
+                if not column.endswith(":time_to_train") or not value:
+                    continue
+                benchmark = column.split(":")[0]
+                check, gbs, samples, score = ours[(row["submitter"], system, benchmark)]
+                assert check == (row[f"{benchmark}:RCP"] or None)
+                assert _close(gbs, float(row[f"{benchmark}:GBS"]) if row[f"{benchmark}:GBS"] else None)
+                assert _close(samples, float(row[f"{benchmark}:samples_to_converge"] or "nan")
+                              if row[f"{benchmark}:samples_to_converge"] else None)
+                assert _close(score, float(value))
+                compared += 1
+    assert compared > 0
+
+
 @pytest.mark.parametrize("reference,round_version", PARITY_CASES)
 def test_scores_match_the_official_scorer(built, reference, round_version):
     base = built[0]

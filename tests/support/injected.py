@@ -23,6 +23,7 @@ class SystemCopy:
     accelerator: str | None = None  # the copy's accelerator_model_name (None: unchanged)
     benchmarks: dict[str, str] = field(default_factory=dict)  # benchmark folder → new name (logs follow)
     only_benchmarks: tuple[str, ...] = ()  # copy only these benchmark folders (empty: all)
+    without: tuple[str, ...] = ()  # file names not copied (e.g. scaling.json: the logs alone)
 
 
 def _renamed_log(data: bytes, benchmarks: dict[str, str]) -> bytes:
@@ -64,7 +65,7 @@ def _copied(copy: SystemCopy, rest: str, data: bytes) -> tuple[str, bytes] | Non
             scale, _, below = below.partition("/")
             scale += "/"
         benchmark, _, tail = below.partition("/")
-        if copy.only_benchmarks and benchmark not in copy.only_benchmarks:
+        if copy.only_benchmarks and benchmark not in copy.only_benchmarks or tail.rsplit("/", 1)[-1] in copy.without:
             return None
         new_benchmark = copy.benchmarks.get(benchmark, benchmark)
         path = f"{copy.submitter}/results/{copy.new_system}/{scale}{new_benchmark}/{tail}"

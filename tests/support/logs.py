@@ -117,8 +117,8 @@ def package_rules(round_version: str):
 
 def accept_package_rules(monkeypatch) -> None:
     """In this process, until `monkeypatch` undoes it, accept the package's rule files (package_rules_archive)
-    beside the pinned content of each ref rules_refs.csv pins (tests/conftest.py does so for every test not marked pinned_rules_only; a
-    module-scoped fixture that refreshes calls it itself)."""
+    beside the pinned content of each ref rules_refs.csv pins (tests/conftest.py does so for every test not
+    marked pinned_rules_only; a module-scoped fixture that refreshes calls it itself)."""
     from pipelines.lib.mlperf import rules
 
     pinned = rules.accepted_digests

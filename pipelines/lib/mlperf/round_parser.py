@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import itertools
+import math
 import multiprocessing
 import os
 import pickle
@@ -22,7 +23,7 @@ from pipelines.lib.io import limits
 from pipelines.lib.io.jsonsafe import loads_bounded
 from pipelines.lib.io.limits import limit
 from pipelines.lib.io.numbers import number_or_none
-from pipelines.lib.mlperf import compliance, power, rule_language
+from pipelines.lib.mlperf import compliance, power, rcp, rule_language
 from pipelines.lib.mlperf.archive import (
     ROUND_FOLDER,
     iter_members,
@@ -58,6 +59,7 @@ class RoundRules:
 
     published: RuleSet | None
     current: RuleSet | None
+    rcp: rcp.RcpRules | None = None  # the published release's RCP checker (Training, from release 1.0 on)
 
     @cached_property
     def _differing_files(self) -> frozenset[str]:
@@ -95,6 +97,9 @@ class RoundTables:
     benchmarks: list[dict] = field(default_factory=list)
     power: list[dict] = field(default_factory=list)
     quarantine: list[dict] = field(default_factory=list)
+    rcp: list[dict] = field(default_factory=list)  # the RCP checker's verdict per closed-division result
+    # what the RCP checker reads of each scored log, by result: (submitter, system, benchmark) → [(file, reading)]
+    rcp_runs: dict[tuple[str, str, str], list] = field(default_factory=dict)
 
 
 class RoundRejected(ValueError):
@@ -236,6 +241,11 @@ def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[s
         precision_logged, precision_evidence = log_precision(data)
     if events is not None:
         add_events(events, run_file, lines)
+    convergence = None
+    if rules.rcp is not None:
+        keys = result_keys(run_file.split("/")) if run_file else None
+        convergence = rcp.run_convergence(lines, rules.rcp.semantics, rules.rcp.ruleset,
+                                          benchmark_hint=keys[2][0] if keys and keys[2] else None)
     minutes = None
     if facts.run_start_ms is not None and facts.run_stop_ms is not None:
         minutes = (facts.run_stop_ms - facts.run_start_ms) / 60.0 / 1000.0
@@ -254,7 +264,39 @@ def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[s
         parse_errors=len(log.errors),
         first_parse_error=(log.errors[0][1] + ": " + log.errors[0][0][:300]) if log.errors else None,
     )
+    if convergence is not None:
+        row[RCP_READING] = convergence  # the parent takes it out: it judges whole results (rcp_verdicts)
     return row
+
+
+RCP_READING = "_rcp_reading"
+
+
+def rcp_verdicts(tables: RoundTables, round_version: str, rules: RoundRules) -> None:
+    """The RCP checker's verdict on every closed-division result, as the round's release gives it (the
+    summarizer checks the closed division only), from the readings of its logs in file-name order."""
+    if rules.rcp is None or not tables.rcp_runs:
+        return
+    division = {(s["submitter"], s["system"]): (s.get("division") or "").lower() for s in tables.systems}
+    checker = rules.rcp.tables()
+    for (submitter, system, benchmark), readings in sorted(tables.rcp_runs.items()):
+        if division.get((submitter, system)) != "closed":
+            continue
+        verdict = rcp.check_result([r for _, r in sorted(readings, key=lambda fr: fr[0])], checker,
+                                   benchmark_folder=benchmark)
+        tables.rcp.append({
+            "round": round_version, "submitter": submitter, "system": system, "benchmark": benchmark,
+            "rcp_check": verdict.label, "rcp_passed": verdict.passed, "rcp_message": verdict.message[:500],
+            "rcp_norm_factor": verdict.norm_factor if verdict.record is not None else None,
+            "rcp_scaling_written": verdict.scaling_written, "rcp_gbs": _finite(verdict.gbs),
+            "rcp_samples_to_converge": _finite(verdict.samples_to_converge),
+            "rcp_rules": f"{rules.rcp.usage}_{rules.rcp.ruleset} of {rules.rcp.release}",
+        })
+
+
+def _finite(value) -> float | None:
+    number = _number(value)
+    return number if number is not None and math.isfinite(number) else None
 
 
 def _basic_rules(lines, parse_errors: int) -> tuple[bool, str | None]:
@@ -280,6 +322,7 @@ def parse_round(archive: Path, round_version: str, rules: RoundRules, workers: i
         for path, row, events in scorer.results():
             _add_run(tables, round_version, path, row, events)
     check_round_declared(archive, round_version, tables)
+    rcp_verdicts(tables, round_version, rules)
     return tables
 
 
@@ -336,6 +379,8 @@ def _add_power_log(tables: RoundTables, round_version: str, member, submitter: s
 
 def _add_run(tables: RoundTables, round_version: str, path: str, row: dict, events: dict[str, list]) -> None:
     submitter, system, (benchmark, _) = result_keys(path.split("/"))
+    if (reading := row.pop(RCP_READING, None)) is not None:
+        tables.rcp_runs.setdefault((submitter, system, benchmark), []).append((path, reading))
     row.update(round=round_version, submitter=submitter, system=system, benchmark=benchmark, run_file=path)
     tables.runs.append(row)
     for column, values in events.items():

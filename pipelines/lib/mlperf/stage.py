@@ -23,6 +23,7 @@ from pipelines.lib.io.limits import LIMITS, limit
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.io.paths import ensure_inside, published_db, raw_dir, staging_dir
 from pipelines.lib.mlperf.compliance import validate_ruleset
+from pipelines.lib.mlperf.rcp import rcp_rules
 from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundRejected, RoundRules
 from pipelines.lib.mlperf.rounds import archive_url
 from pipelines.lib.mlperf.rules import (
@@ -146,7 +147,10 @@ def round_rules(round_version: str, base: Path, trusted_refs: frozenset[str] = f
     check_pinned(published, trusted_refs, used_for=suite.round_label(round_version), base=base)
     for ruleset in (published, current):  # every snippet in the rule language, or the round is not scored
         validate_ruleset(ruleset)
-    return RoundRules(published, current)
+    release = read_rules_archive(path)
+    checker = (rcp_rules(release.rcp_files, release.rcp_checker_source, suite.name, published.folder, ref.ref)
+               if suite is TRAINING else None)
+    return RoundRules(published, current, checker)
 
 
 def fetch_round(round_version: str, url_template: str, base: Path, policy: RetryPolicy,

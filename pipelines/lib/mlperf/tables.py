@@ -20,6 +20,7 @@ from schemas.mlperf import (
     InferenceSystem,
     MlperfEvent,
     MlperfPowerLog,
+    MlperfRcp,
     MlperfRun,
     MlperfScaling,
     MlperfSystem,
@@ -39,6 +40,7 @@ TABLES = {"mlperf_events": (_EVENT_TYPES, MlperfEvent, "run_file"),
           "mlperf_systems": (_SYSTEM_TYPES, MlperfSystem, "source_file"),
           "mlperf_scaling": (_SCALING_TYPES, MlperfScaling, "scaling_file"),
           "mlperf_power": (_POWER_TYPES, MlperfPowerLog, "power_file"),
+          "mlperf_rcp": (polars_schema(MlperfRcp), MlperfRcp, "benchmark"),
           "mlperf_rules": (_RULES_TYPES, RoundRulesUsed, "ref")}
 # MLPerf HPC: its own tables, so no query mixes an HPC round with the Training round of the same name.
 HPC_TABLES = {"hpc_runs": (polars_schema(HpcRun), HpcRun, "run_file"),
@@ -78,7 +80,7 @@ def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[s
     """Parse, type and validate one round. Keys: the TABLES names and `quarantine`."""
     parsed = parse_round(archive, round_version, rules)
     rows = {"mlperf_runs": parsed.runs, "mlperf_systems": parsed.systems, "mlperf_scaling": parsed.benchmarks,
-            "mlperf_power": parsed.power}
+            "mlperf_power": parsed.power, "mlperf_rcp": parsed.rcp}
     frames = _validated(rows, {t: v for t, v in TABLES.items() if t not in ("mlperf_events", "mlperf_rules")},
                         parsed.quarantine, round_version, TRAINING.quarantine_source)
     events = _events_frame(parsed.events, round_version, parsed.runs)
