@@ -40,7 +40,8 @@ def refresh_all(warehouse: Path) -> tuple[int, float, str]:
         env |= {variable: prices.url for variable in PRICE_URL_VARIABLES}
         started = time.perf_counter()
         done = subprocess.run(
-            [str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh", "--rounds", ",".join(rounds),
+            [str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh", "--suites", "training",
+             "--rounds", ",".join(rounds),
              "--results-url-template", server.url + TRAINING_TEMPLATE,
              "--rules-url-template", server.url + RULES_TEMPLATE],
             env=env, capture_output=True, text=True)

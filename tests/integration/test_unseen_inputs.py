@@ -38,9 +38,11 @@ def built(tmp_path_factory):
         SystemCopy(*SYSTEM, "zeta_n8_newbench", accelerator=NEW_ACCELERATOR,
                    benchmarks={"llama2_70b_lora": "llama9_lora"}, only_benchmarks=("llama2_70b_lora",)),
         SystemCopy(*SYSTEM, "h100_fp4", only_benchmarks=("llama2_70b_lora",)),
+        *(SystemCopy(*SYSTEM, f"h100_states_{value}", only_benchmarks=("llama2_70b_lora",))
+          for value in STATED_PRECISIONS),
     )
     inject(SOURCE, site / f"training_results_{NEW_ROUND}-main.tar.gz", round_name=NEW_ROUND, copies=copies,
-           edit=_state_fp4)
+           edit=_state_precisions)
     shutil.copytree(SHARED_MLPERF / "logging", site / "logging")
     base = tmp_path_factory.mktemp("unseen") / "warehouse"
     with LoopbackServer(site) as server, LoopbackServer() as prices:
@@ -52,11 +54,23 @@ def built(tmp_path_factory):
     yield base, summary
 
 
-def _state_fp4(path: str, data: bytes) -> bytes:
-    """The `h100_fp4` copy's logs state `fp4: true` before run_start (an H100 has no FP4 peak)."""
-    if "/results/h100_fp4/llama2_70b_lora/result_" not in path:
-        return data
-    return re.sub(rb"(?m)^(.*)(:::MLLOG .*\"key\": \"run_start\")", rb"0:   fp4: true\n\1\2", data, count=1)
+# copies whose logs state their lowest precision in the 6.0 rules' MLLOG line: a spelling of FP8 the shared rounds
+# never use, and a format no spelling maps (flagged, never guessed)
+STATED_PRECISIONS = {"e4m3": "fp8", "mxfp6": None}
+
+
+def _state_precisions(path: str, data: bytes) -> bytes:
+    """The `h100_fp4` copy's logs state `fp4: true` before run_start (an H100 has no FP4 peak); each
+    `h100_states_<value>` copy's logs state `lowest_numerical_precision_in_linear: <value>` after run_start."""
+    if "/results/h100_fp4/llama2_70b_lora/result_" in path:
+        return re.sub(rb"(?m)^(.*)(:::MLLOG .*\"key\": \"run_start\")", rb"0:   fp4: true\n\1\2", data, count=1)
+    for value in STATED_PRECISIONS:
+        if f"/results/h100_states_{value}/llama2_70b_lora/result_" in path:
+            line = (':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": '
+                    f'"lowest_numerical_precision_in_linear", "value": "{value}", "metadata": {{}}}}\n').encode()
+            return re.sub(rb"(?m)^(.*:::MLLOG .*\"key\": \"run_start\".*\n)", lambda m, added=line: m.group(1) + added,
+                          data, count=1)
+    return data
 
 
 def test_a_round_with_unseen_names_publishes_with_exit_0(built):
@@ -124,3 +138,18 @@ def test_a_precision_the_accelerator_has_no_peak_for_nulls_mfu_with_the_reason(b
                       "where round = ? and system = 'h100_fp4' and benchmark = 'llama2_70b_lora'", [NEW_ROUND]).fetchone()
     assert row is not None, "the copy's llama2_70b_lora result is scored under the newest rules"
     assert row == ("fp4", "log", None, "no dense FP4 peak for nvidia-h100-sxm-80gb in dim_accelerator")
+
+
+def test_a_precision_stated_in_a_new_spelling_is_read_and_one_nobody_maps_is_flagged(built):
+    base, summary = built
+    con = duckdb.connect(str(base / "mlperf.duckdb"), read_only=True)
+    rows = {system: row for system, *row in con.execute(
+        "select system, precision, precision_source, precision_evidence, mfu, mfu_null_reason from mart_utilization "
+        "where round = ? and system like 'h100_states_%'", [NEW_ROUND]).fetchall()}
+    fp8 = rows["h100_states_e4m3"]
+    assert fp8[:2] == ["fp8", "log"] and fp8[2].endswith("lowest_numerical_precision_in_linear: e4m3") and fp8[3] > 0
+    unmapped = rows["h100_states_mxfp6"]
+    assert unmapped[:2] == [None, "unmapped_statement"] and unmapped[3] is None and "mxfp6" in unmapped[4]
+    # a warning naming the runs, never a failure
+    assert any(s.name == "check fct_training_run_precision_unmapped" and s.warning and "h100_states_mxfp6" in s.detail
+               for s in summary.steps), summary.render()
