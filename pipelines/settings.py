@@ -173,10 +173,16 @@ SETTINGS: dict[str, Setting] = {
     "gcp_api_key": Setting(None, "API key of the Cloud Billing Catalog API (secret: sent in a header, redacted "
                            "everywhere); unset: the GCP API is skipped", _secret),
     "oci_prices_url": Setting(DEFAULT_OCI_URL, "base URL of Oracle Cloud's price list API", _text),
-    "price_catalog_url": Setting(DEFAULT_CATALOG_URL, "base URL of SkyPilot's catalog", _text),
+    "price_catalog_url": Setting(DEFAULT_CATALOG_URL, "base URL of SkyPilot's catalog: raw.githubusercontent.com, "
+                                 "another HTTP mirror, file:// or a folder", _text),
+    "price_catalog_listing_url": Setting(None, "GitHub's REST API (or a mirror of it) where the catalog repository's "
+                                         "tree lists its versions and clouds (unset: github_api_url when "
+                                         "price_catalog_url is on raw.githubusercontent.com; a folder is listed "
+                                         "itself; another mirror is probed)", _text),
     "github_api_url": Setting(DEFAULT_GITHUB_API_URL, "GitHub's REST API (or a mirror): round discovery, and the "
-                              "tags and default branch of mlcommons/logging for the rules of new rounds", _text),
-    "github_token": Setting(None, "GitHub token for round and rules discovery (secret; optional, raises the rate "
+                              "tags and default branch of mlcommons/logging for the rules of new rounds, the SkyPilot "
+                              "catalog's tree", _text),
+    "github_token": Setting(None, "GitHub token for round, rules and catalog discovery (secret; optional, raises the rate "
                             "limit)", _secret),
     "allowed_hosts": Setting([], "hosts, besides each configured URL's own, whose links (AWS currentVersionUrl, "
                              "Azure NextPageLink, GitHub next) are followed", _comma_list),

@@ -44,6 +44,10 @@ class CloudPriceRow(pa.DataFrameModel):
     source_url: pe.String = pa.Field(nullable=True)
     raw_ref: pe.String = pa.Field(str_length={"min_value": 1})
     price_source: pe.String = pa.Field(isin=list(PRICE_SOURCES))
+    # SkyPilot catalog rows only (NULL otherwise): the catalog version (`v8`) the row was read from, and
+    # whether that is older than the newest version (the cloud has no vms.csv there: a fallback).
+    catalog_version: str | None = pa.Field(nullable=True, str_matches=r"^v\d+$")
+    catalog_fallback: bool | None = pa.Field(nullable=True)
     # Added when a fetch is staged: when it was fetched, and which snapshot (`<provider>-<day>`) it is.
     fetched_at: Annotated[pl.Datetime, "us", "UTC"] | None = pa.Field(nullable=True)
     snapshot: str | None = pa.Field(nullable=True)

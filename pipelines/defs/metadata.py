@@ -80,3 +80,5 @@ class PricesStaged(AssetMetadata):
     source_url: str | None = None
     staged: str | None = None
     fetched_at: str | None = None
+    notes: str | None = None  # what a person should know of the list (the catalog: versions read, new clouds)
+    warning: bool = False  # something to look at (a cloud of unknown kind, a version fallen back to)

@@ -36,12 +36,15 @@ def refresh_prices(instance: dg.DagsterInstance, resources: dict, progress: Call
                 detail = f"skipped: {staged.skipped}"
             else:
                 detail = f"prices {staged.rows}, quarantined {staged.quarantined}, pages {staged.pages}"
+                detail += f"; {staged.notes}" if staged.notes else ""
         else:
             error, unreachable = run_error(result, step_key)
             # the error is cut, never what it means for the data: a failure line stays under 160 characters
             detail = clip(error, 90) + ("; previous snapshot kept" if _has_snapshot(all_resources, provider)
                                          else "; no earlier snapshot")
-        outcomes.append(StepOutcome(f"prices {provider}", meta is not None, seconds, detail, unreachable=unreachable))
+        warned = meta is not None and PricesStaged.from_metadata(meta).warning
+        outcomes.append(StepOutcome(f"prices {provider}", meta is not None, seconds, detail, warning=warned,
+                                    unreachable=unreachable))
         progress(f"prices {provider}: {'ok' if meta is not None else 'FAILED'} in {seconds:.1f}s; {detail}")
     if not result.success and not outcomes:  # the run failed before any provider's step started
         error, unreachable = run_error(result)

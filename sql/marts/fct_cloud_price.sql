@@ -18,6 +18,8 @@
 --   raw_ref varchar
 --   snapshot varchar
 --   price_source varchar
+--   catalog_version varchar: the SkyPilot catalog version a catalog row was read from (NULL: not the catalog)
+--   catalog_fallback boolean: the catalog row comes from an older version than the newest (its cloud has no vms.csv there)
 -- Price history: one row per price key and snapshot. A key is (provider, sku, region,
 -- pricing_model, price_source): a provider's API row and a catalog row for the same SKU are
 -- separate prices, never one overwriting the other.
@@ -35,5 +37,7 @@ select
     source_url,
     raw_ref,
     snapshot,
-    price_source
+    price_source,
+    catalog_version,
+    catalog_fallback
 from stg_cloud_prices

@@ -18,6 +18,8 @@
 --   raw_ref varchar
 --   snapshot varchar
 --   price_source varchar
+--   catalog_version varchar: the SkyPilot catalog version a catalog row was read from (NULL: not the catalog)
+--   catalog_fallback boolean: the catalog row comes from an older version than the newest (its cloud has no vms.csv there)
 -- The latest snapshot of each price key (provider, sku, region, pricing_model, price_source).
 select * exclude (latest_rank)
 from (

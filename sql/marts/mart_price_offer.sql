@@ -16,7 +16,7 @@
 --   fetched_at timestamp with time zone
 --   source_url varchar
 --   price_source varchar
---   provider_kind varchar
+--   provider_kind varchar: hyperscaler, neocloud, marketplace, or unknown for a provider cloud_providers.csv does not list (vocabulary provider_kind)
 --   is_bookable boolean: a hyperscaler or neocloud lists it at a fixed rate, on demand or committed (the one definition of a headline price)
 -- The one home of "which current price": mart_cost_to_train, its headline, the report, `compare` and
 -- `prices` all read these offers.
@@ -26,7 +26,8 @@
 -- Catalog offers are collapsed to one per provider, accelerator, region and pricing model.
 -- `is_bookable`: a hyperscaler or a neocloud lists it at a fixed rate, on demand or committed;
 -- marketplaces (auctions, resale) and spot capacity are market prices, snapshots nobody can book.
--- `provider_kind` is NULL for a provider the seed does not know: not bookable either.
+-- `provider_kind` is 'unknown' for a provider the seed does not know (a cloud new in the catalog, read and
+-- flagged until a reviewed row says what it is): not bookable either.
 with current_prices as (
     select *
     from fct_cloud_price_current
@@ -80,7 +81,7 @@ select
     p.fetched_at,
     p.source_url,
     p.price_source,
-    k.kind as provider_kind,
+    coalesce(k.kind, 'unknown') as provider_kind,
     coalesce(k.kind in ('hyperscaler', 'neocloud') and p.pricing_model <> 'spot', false) as is_bookable
 from best_source as p
 left join provider_kinds as k on k.provider = lower(p.provider)

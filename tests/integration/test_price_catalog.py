@@ -1,7 +1,13 @@
-"""The SkyPilot catalog price source over real HTTP on 127.0.0.1, the cost marts' source precedence and
-coverage over a hand-made DuckDB, and the availability / native-cloud rule."""
+"""The SkyPilot catalog price source over real HTTP on 127.0.0.1 (its versions and clouds discovered: the
+repository's tree, a mirror folder, probing), the cost marts' source precedence and coverage over a hand-made
+DuckDB, and the availability / native-cloud rule."""
 
 from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
 
 import duckdb
 import polars as pl
@@ -10,9 +16,14 @@ import pytest
 from pipelines.lib.io.http import RetryPolicy
 from pipelines.lib.mlperf.systems import availability_category
 from pipelines.lib.prices.catalog import (
-    CATALOG_CLOUDS,
-    catalog_path,
+    FALLBACK_VERSIONS,
+    MAX_PROBES,
+    PROBE_AHEAD,
+    RECORD_NAME,
+    SKIPPED_CLOUDS,
     parse_skypilot_vms_csv,
+    provider_kinds,
+    version_number,
 )
 from pipelines.lib.prices.fetch import PriceFetchError, fetch_catalog
 from pipelines.lib.reference.seeds import load_seeds
@@ -23,6 +34,8 @@ from support.http_server import LoopbackServer, Reply
 from support.marts import sql_test_failures, submitters_of
 from support.price_site import (
     CATALOG_ROOT,
+    CATALOG_TREE,
+    DAY1,
     DAY2,
     catalog_paths,
     csv_reply,
@@ -32,6 +45,7 @@ from support.price_site import (
 needs_catalog = pytest.mark.skipif(not CATALOG_ROOT.is_dir(),
                                    reason=f"SkyPilot catalog fixtures not found at {CATALOG_ROOT}")
 POLICY = RetryPolicy(max_attempts=2, backoff_seconds=0.01)
+RTX_PRO_6000 = re.compile(r"RTX[ _-]?PRO[ _-]?6000.*", re.I)
 
 
 def one(prices: pl.DataFrame, **where) -> dict:
@@ -40,28 +54,69 @@ def one(prices: pl.DataFrame, **where) -> dict:
     return found.row(0, named=True)
 
 
+def newest_files(root=CATALOG_ROOT) -> dict[str, str]:
+    """cloud → the newest version folder holding its vms.csv, read from the folder itself (what a listing shows)."""
+    found: dict[str, str] = {}
+    for path in root.glob("catalogs/v*/*/vms.csv"):
+        version, cloud = path.parts[-3], path.parts[-2]
+        if version_number(version) > version_number(found.get(cloud, "v0")):
+            found[cloud] = version
+    return found
+
+
+def vms_rows(version: str, cloud: str, root=CATALOG_ROOT) -> list[dict[str, str]]:
+    with (root / "catalogs" / version / cloud / "vms.csv").open(newline="", encoding="utf-8-sig") as handle:
+        return list(csv.DictReader(handle))
+
+
+def fetch(server, raw, **kwargs):
+    kwargs.setdefault("listing_url", server.url)
+    return fetch_catalog(server.url, raw, POLICY, day=kwargs.pop("day", DAY2), **kwargs)
+
+
 @pytest.fixture(scope="module")
 def fetched(tmp_path_factory):
     raw = tmp_path_factory.mktemp("raw")
     with LoopbackServer() as server:
         serve_catalog(server)
-        parsed, files = fetch_catalog(server.url, raw, POLICY, day=DAY2)
-        requested = {path for _m, path, _h in server.requests}
-    return parsed, files, requested
+        parsed, files, report = fetch(server, raw)
+        requested = [path for _m, path, _h in server.requests]
+    return parsed, files, report, requested, raw
 
 
 @needs_catalog
-def test_catalog_fetched_at_the_repository_paths_and_kept_as_fetched(fetched):
-    parsed, files, requested = fetched
-    assert requested == {"/" + catalog_path(c) for c in CATALOG_CLOUDS}
-    assert "/catalogs/v6/azure/vms.csv" in requested and "/catalogs/v7/lambda/vms.csv" in requested
-    assert len(files) == len(CATALOG_CLOUDS)
+def test_versions_and_clouds_come_from_the_catalog_listing(fetched):
+    parsed, files, report, requested, raw = fetched
+    newest = newest_files()
+    top = max(newest.values(), key=version_number)
+    expected = {c: v for c, v in newest.items() if c not in SKIPPED_CLOUDS}
+    # every cloud the listing shows, each from the newest version that has its file; aws read from its own API
+    assert report.newest == top and report.read == expected
+    assert report.skipped == {c: SKIPPED_CLOUDS[c] for c in SKIPPED_CLOUDS if c in newest}
+    assert {"verda", "daytona", "lium", "spheron", "hyperstack", "jarvislabs", "yotta"} <= set(report.read)
+    assert (report.read["verda"], report.read["gcp"], report.read["azure"]) == ("v8", "v7", "v6")
+    # one listing request, then exactly one request per cloud: the listing says where each file is, no 404 probing
+    assert requested[0].startswith(CATALOG_TREE + "?recursive=1")
+    assert sorted(requested[1:]) == sorted(f"/catalogs/{v}/{c}/vms.csv" for c, v in expected.items())
     gcp = next(f for f in files if f.name == "gcp_vms.csv")
-    assert gcp.read_bytes() == (CATALOG_ROOT / "catalogs/v7/gcp/vms.csv").read_bytes()
+    assert gcp.read_bytes() == (CATALOG_ROOT / "catalogs/v7/gcp/vms.csv").read_bytes()  # kept as fetched
+    assert (gcp.parent / "listing.json").is_file() and (gcp.parent / "catalog_report.json").is_file()
     CloudPriceRow.validate(parsed.prices)
     QuarantineRow.validate(parsed.quarantine)
     assert set(parsed.prices["price_source"]) == {"catalog"}
-    assert {"gcp", "azure", "oci", "lambda", "runpod", "nebius", "cudo", "seeweb"} <= set(parsed.prices["provider"])
+    # every row says the version it came from, and whether that is a fallback below the newest
+    versions = dict(parsed.prices.group_by("provider").agg(pl.col("catalog_version").unique()).iter_rows())
+    assert {p: v for p, v in versions.items()} == {p: [report.read[p]] for p in versions}
+    fallback = parsed.prices.filter(pl.col("catalog_fallback"))
+    assert set(fallback["provider"]) == {c for c, v in report.read.items() if v != top} & set(versions)
+    assert fallback["source_url"].str.contains("/catalogs/v(6|7)/").all()
+    # the refresh's line: versions per cloud, and the clouds whose kind nobody has reviewed
+    line = report.summary()
+    assert f"catalog {top}" in line and "from v7 (no vms.csv in a newer version): gcp, runpod, simplepod" in line
+    assert "from v6 (no vms.csv in a newer version): azure, oci" in line and "first catalog discovery" in line
+    unknown = sorted(c for c in report.read if c not in provider_kinds())
+    assert report.unknown_kind == unknown and "yotta" in unknown
+    assert report.warning and any("'yotta'" in w for w in report.warnings())
 
 
 @needs_catalog
@@ -71,19 +126,55 @@ def test_catalog_prices_per_accelerator(fetched):
     v4 = one(prices, provider="gcp", sku="tpu-v4-8", region="us-central2")
     assert (v4["accelerator"], v4["accelerators_per_instance"]) == ("google-tpu-v4", 4)
     assert v4["price_per_accelerator_hour_usd"] == pytest.approx(3.22)
-    # form factor from the catalog's own naming
+    # form factor from the catalog's own naming (lambda, read from v8: its v8 price, not v7's 2.49)
     pcie = one(prices, provider="lambda", sku="gpu_1x_h100_pcie", region="us-east-1")
-    assert pcie["accelerator"] == "nvidia-h100-pcie-80gb" and pcie["price_per_hour_usd"] == pytest.approx(2.49)
+    v8 = next(r for r in vms_rows("v8", "lambda") if r["InstanceType"] == "gpu_1x_h100_pcie" and r["Region"] == "us-east-1")
+    assert pcie["accelerator"] == "nvidia-h100-pcie-80gb" and pcie["price_per_hour_usd"] == pytest.approx(float(v8["Price"]))
+    assert pcie["catalog_version"] == "v8" and pcie["catalog_fallback"] is False
     runpod_a100 = prices.filter((pl.col("provider") == "runpod") & pl.col("sku").str.starts_with("1x_A100-80GB"))
     assert set(runpod_a100["accelerator"]) == {"nvidia-a100-pcie-80gb", "nvidia-a100-sxm-80gb"}
-    assert one(prices, provider="seeweb", sku="ECS1GPU11")["accelerator"] == "nvidia-a30"
-    assert one(prices, provider="seeweb", sku="ECS1GPU11")["region"] == "unspecified"  # empty Region in the file
-    # Azure NC A100 v4 through the accelerator matcher's cloud SKU aliases
+    assert set(runpod_a100["catalog_version"]) == {"v7"} and runpod_a100["catalog_fallback"].all()
+    assert one(prices, provider="seeweb", sku="ECS1GPU7", region="it-fr2")["accelerator"] == "nvidia-l40s"
+    # Azure NC A100 v4 through the accelerator matcher's cloud SKU aliases (v6)
     assert set(prices.filter(pl.col("sku") == "Standard_NC24ads_A100_v4")["accelerator"]) == {"nvidia-a100-pcie-80gb"}
     # an auction is not a list price
     assert set(prices.filter(pl.col("provider") == "mithril")["pricing_model"]) == {"spot"}
     # per-zone rows collapse to one price per region
     assert prices.group_by("provider", "sku", "region", "pricing_model").len()["len"].max() == 1
+
+
+@needs_catalog
+def test_every_spelling_of_the_new_accelerators_maps_to_one_key(fetched):
+    parsed, report = fetched[0], fetched[2]
+    prices, quarantine = parsed.prices, parsed.quarantine
+    keys = {"B300": "nvidia-b300", "MI355X": "amd-mi355x"}
+    seen = {}
+    for cloud, version in report.read.items():
+        for line, row in enumerate(vms_rows(version, cloud), start=2):
+            name = row["AcceleratorName"]
+            key = "nvidia-rtx-pro-6000" if RTX_PRO_6000.fullmatch(name) else keys.get(name.upper())
+            if key is None:
+                continue
+            seen.setdefault(key, set()).add((cloud, name))
+            ref = f"catalogs/{version}/{cloud}/vms.csv"
+            priced = prices.filter((pl.col("provider") == cloud) & pl.col("raw_ref").str.contains(
+                rf"^{re.escape(ref)}:(\d+,)*{line}(,\d+)*$"))
+            if priced.height:
+                assert priced["accelerator"].to_list() == [key], (cloud, name)
+            else:  # not priced: for a reason about the price, never because the name was not understood
+                held = quarantine.filter(pl.col("record").str.starts_with(f"{ref}:") & pl.col("record").str.contains(
+                    rf":(\d+,)*{line}(,\d+)*$"))
+                assert held.height == 1 and "not mapped" not in held["reason"][0] and "part it is" not in held["reason"][0]
+    # the spellings the v8 rows use, each read: RTXPRO6000S, RTXPro6000, RTX PRO 6000 96GB, RTXPRO6000_PCIE, ...
+    spellings = {name for _c, name in seen["nvidia-rtx-pro-6000"]}
+    assert {"RTXPRO6000S", "RTXPro6000", "RTX PRO 6000 96GB", "RTXPRO6000_PCIE", "RTXPRO6000_PCIE_BAREMETAL",
+            "RTXPRO6000-WK", "RTXPRO6000"} <= spellings
+    assert {c for c, _n in seen["nvidia-b300"]} == {"verda", "lium", "daytona"}
+    assert {c for c, _n in seen["amd-mi355x"]} == {"daytona"}
+    for key in ("nvidia-rtx-pro-6000", "nvidia-b300", "amd-mi355x"):
+        assert not prices.filter(pl.col("accelerator") == key).is_empty(), key
+    b300 = one(prices, provider="verda", sku="1B300.30V", region="FIN-03")
+    assert b300["price_per_accelerator_hour_usd"] == pytest.approx(6.99)
 
 
 @needs_catalog
@@ -108,17 +199,26 @@ def test_catalog_traps_are_quarantined_never_priced(fetched):
     assert any(r.startswith("GPU-only price for H100") for r in reasons)
     assert prices.filter(pl.col("provider") == "hyperbolic").is_empty()
     assert any("hyperbolic" in r and "does not say which H100 part" in r for r in reasons)
+    # v8: verda's 2B300.60V has a SpotPrice and no Price; spheron's "H100_NVL" is an 80 GB PCIe card
+    assert any("verda" in q["source"] and "2B300.60V" in q["payload"] and "no on-demand price" in q["reason"]
+               for q in quarantine.iter_rows(named=True))
+    assert "2B300.60V" not in prices["sku"].to_list()
+    nvl = quarantine.filter(pl.col("reason").str.contains("H100_NVL") & pl.col("reason").str.contains("not mapped on purpose"))
+    assert nvl.height == 2
+    assert prices.filter((pl.col("provider") == "spheron") & (pl.col("accelerator") == "nvidia-h100-nvl-94gb")).is_empty()
 
 
 def test_columns_are_read_by_header_name_not_position():
     lines = ["InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice",
              "gpu_8x_h100_sxm5,H100,8.0,208.0,1800.0,23.92,us-east-1,,"]
-    shuffled = ["Region,Price,SpotPrice,AcceleratorCount,InstanceType,AcceleratorName",
-                "us-east-1,23.92,,8.0,gpu_8x_h100_sxm5,H100"]
+    shuffled = ["Region,Price,SpotPrice,AcceleratorCount,InstanceType,AcceleratorName,Arch",
+                "us-east-1,23.92,,8.0,gpu_8x_h100_sxm5,H100,x86_64"]  # v8 adds Arch
     a = parse_skypilot_vms_csv("\n".join(lines), "lambda").prices
     b = parse_skypilot_vms_csv("\r\n".join(shuffled), "lambda").prices
     assert a.drop("raw_ref").to_dicts() == b.drop("raw_ref").to_dicts()
     assert a["price_per_accelerator_hour_usd"].to_list() == [pytest.approx(2.99)]
+    tagged = parse_skypilot_vms_csv("\n".join(lines), "lambda", version="v7", newest="v8").prices
+    assert tagged.select("catalog_version", "catalog_fallback").row(0) == ("v7", True)
     with pytest.raises(ValueError, match="missing columns"):
         parse_skypilot_vms_csv("InstanceType,Name,Cost\nx,y,1\n", "lambda")
 
@@ -130,23 +230,195 @@ def test_zones_that_disagree_are_quarantined():
     assert parsed.prices.is_empty() and "disagree" in parsed.quarantine["reason"][0]
 
 
+def catalog_copy(tmp_path):
+    """A private copy of the catalog fixtures, to add versions and clouds to."""
+    root = tmp_path / "catalog"
+    shutil.copytree(CATALOG_ROOT / "catalogs", root / "catalogs")
+    return root
+
+
 @needs_catalog
-def test_a_missing_cloud_file_is_quarantined_and_the_rest_read(tmp_path):
+def test_a_cloud_new_to_the_catalog_is_read_and_its_unknown_kind_flagged(tmp_path):
+    root = catalog_copy(tmp_path)
+    new = root / "catalogs/v8/skycloud"  # no code, no reference row names it
+    new.mkdir()
+    (new / "vms.csv").write_text("InstanceType,AcceleratorName,AcceleratorCount,Price,Region,SpotPrice\r\n"
+                                 "8x-B300,B300,8,48.0,eu-1,\r\n1x-RTXPRO6000,RTXPRO6000,1,1.1,eu-1,\r\n")
+    with LoopbackServer() as server:
+        serve_catalog(server, root)
+        parsed, _files, report = fetch(server, tmp_path / "raw")
+    mine = parsed.prices.filter(pl.col("provider") == "skycloud")
+    assert sorted(mine["accelerator"]) == ["nvidia-b300", "nvidia-rtx-pro-6000"]
+    assert mine["price_per_accelerator_hour_usd"].sort().to_list() == [pytest.approx(1.1), pytest.approx(6.0)]
+    assert report.read["skycloud"] == "v8" and "skycloud" in report.unknown_kind
+    assert "skycloud" in report.summary() and any("'skycloud'" in w for w in report.warnings())
+    # said in the row: mart_price_offer gives its kind as unknown, and nobody can book it
+    offers = offers_of(parsed.prices)
+    sky = [o for o in offers if o["provider"] == "skycloud"]
+    assert sky and all(o["provider_kind"] == "unknown" and not o["is_bookable"] for o in sky)
+    # a marketplace stays a market price, a neocloud's list price is bookable (kinds from cloud_providers.csv)
+    kinds = {o["provider"]: (o["provider_kind"], o["is_bookable"]) for o in offers if o["pricing_model"] == "on_demand"}
+    for cloud in ("vast", "lium", "spheron", "shadeform", "primeintellect"):
+        assert kinds[cloud] == ("marketplace", False), cloud
+    assert kinds["verda"] == ("neocloud", True) and kinds["daytona"] == ("neocloud", True)
+
+
+def offers_of(prices: pl.DataFrame) -> list[dict]:
+    """mart_price_offer's SQL over these prices as the current ones (and the seeds)."""
+    con = duckdb.connect()
+    load_seeds(con)
+    current = prices.with_columns(pl.lit(None, dtype=pl.Datetime("us", "UTC")).alias("fetched_at"))
+    con.register("current_frame", current.to_arrow())
+    con.execute("create table fct_cloud_price_current as select * from current_frame")
+    return rows(con, load_models()["mart_price_offer"].sql)
+
+
+@needs_catalog
+def test_a_newer_version_is_read_and_older_files_only_within_the_fallback_window(tmp_path):
+    root = catalog_copy(tmp_path)
+    newer = root / "catalogs/v9/lambda"
+    newer.mkdir(parents=True)
+    shutil.copy(root / "catalogs/v8/lambda/vms.csv", newer / "vms.csv")
+    with LoopbackServer() as server:
+        serve_catalog(server, root)
+        _parsed, _files, report = fetch(server, tmp_path / "raw")
+        requested = [p for _m, p, _h in server.requests]
+    assert report.newest == "v9" and report.read["lambda"] == "v9" and report.read["verda"] == "v8"
+    assert report.read["gcp"] == "v7"  # two versions below v9: still read
+    # v6 is three below v9: outside the window, said, never read
+    assert FALLBACK_VERSIONS == 2 and "azure" not in report.read and "/catalogs/v6/azure/vms.csv" not in requested
+    assert "more than the 2 versions below v9" in report.not_found["azure"]
+
+
+@needs_catalog
+def test_the_listing_is_asked_conditionally_and_new_clouds_are_named(tmp_path):
+    raw = tmp_path / "raw"
+    # a warehouse from before the discovery record: the clouds its last catalog snapshot holds are not new
+    earlier = raw / "catalog" / DAY1
+    earlier.mkdir(parents=True)
+    for cloud in ("gcp", "lambda", "runpod", "vast", "azure", "oci"):
+        (earlier / f"{cloud}_vms.csv").write_bytes(b"")
     with LoopbackServer() as server:
         serve_catalog(server)
-        server.route("/catalogs/v7/lambda/vms.csv", lambda *_: Reply(404, b"gone"))
-        server.route("/catalogs/v7/nebius/vms.csv", lambda *_: csv_reply(b"<html>not a csv</html>"))
-        parsed, _files = fetch_catalog(server.url, tmp_path, POLICY, day=DAY2)
-        assert "lambda" not in set(parsed.prices["provider"]) and "runpod" in set(parsed.prices["provider"])
+        _p, _f, first = fetch(server, raw)
+        _p, _f, second = fetch(server, raw)
+        listings = server.requests_for(CATALOG_TREE)
+    assert "daytona" in first.new and "verda" in first.new and "lambda" not in first.new and not first.first
+    assert "new: " in first.summary()
+    assert second.new == [] and second.read == first.read and "unchanged (304)" in second.how
+    assert "if-none-match" not in listings[0][2] and listings[1][2]["if-none-match"]
+    record = json.loads((raw / "catalog" / RECORD_NAME).read_text())
+    assert record["newest"] == "v8" and record["read"] == first.read
+
+
+@needs_catalog
+def test_a_mirror_folder_is_listed_like_the_repository(fetched, tmp_path):
+    report = fetched[2]
+    for base in (str(CATALOG_ROOT), CATALOG_ROOT.as_uri()):
+        parsed, files, local = fetch_catalog(base, tmp_path / "raw", POLICY, day=DAY2)
+        assert local.read == report.read and local.how == "folder listing"
+        assert parsed.prices.height == fetched[0].prices.height
+
+
+@needs_catalog
+def test_without_a_listing_versions_are_probed_and_known_clouds_kept(tmp_path):
+    raw = tmp_path / "raw"
+    with LoopbackServer() as server:
+        serve_catalog(server)
+        _p, _f, probed = fetch(server, raw, listing_url=None)
+        probes = [p for _m, p, _h in server.requests if p.endswith("/common/accelerators.csv")]
+        # v1 up: the versions with common/accelerators.csv answer, then PROBE_AHEAD misses end the scan
+        newest = version_number(probed.newest)
+        assert probed.newest == "v8" and len(probes) == newest + PROBE_AHEAD
+        named = set()
+        for version in ("v7", "v8"):
+            text = (CATALOG_ROOT / f"catalogs/{version}/common/accelerators.csv").read_text()
+            named |= {n.lower() for n in re.findall(r"'([^']+)'", text)}
+        files = newest_files()
+        assert set(probed.read) == {c for c in named if c in files and c not in SKIPPED_CLOUDS}
+        assert "verda" not in probed.read and "probed" in probed.how  # named nowhere: not seen without a listing
+        # a listing once, then probing again: the clouds read before are kept, the scan starts at v8
+        _p, _f, listed = fetch(server, raw, day="2026-11-30")
+        before = len(server.requests)
+        _p, _f, again = fetch(server, raw, listing_url=None, day="2026-12-01")
+        probes = [(p, h) for _m, p, h in server.requests[before:] if p.endswith("/common/accelerators.csv")]
+        assert again.read == listed.read and again.new == [] and again.gone == []
+        assert [p for p, _h in probes] == [f"/catalogs/v{n}/common/accelerators.csv" for n in range(8, 9 + PROBE_AHEAD)]
+        assert "if-none-match" in probes[0][1]  # v8 answered before: asked conditionally (a 304 costs no body)
+
+
+@needs_catalog
+def test_a_listing_that_fails_is_probed_instead_and_says_so(tmp_path):
+    with LoopbackServer() as server:
+        serve_catalog(server)
+        server.route(CATALOG_TREE, lambda *_: Reply(403, b"{}", {"X-RateLimit-Remaining": "0",
+                                                                   "X-RateLimit-Reset": "4102444800"}))
+        _p, _f, report = fetch(server, tmp_path / "raw")
+    assert report.newest == "v8" and report.read and report.how.startswith("probed")
+    assert report.warning and any("rate limited" in n and "probed" in n for n in report.notes)
+
+
+@needs_catalog
+def test_probing_is_bounded(tmp_path):
+    with LoopbackServer() as server:  # nothing served: every probe is a 404
+        with pytest.raises(PriceFetchError, match="no catalog version with a vms.csv"):
+            fetch(server, tmp_path / "raw", listing_url=None)
+        assert len(server.requests) == MAX_PROBES
+
+
+@needs_catalog
+def test_a_missing_cloud_file_falls_back_a_broken_one_is_quarantined(tmp_path):
+    with LoopbackServer() as server:
+        serve_catalog(server)
+        server.route("/catalogs/v8/lambda/vms.csv", lambda *_: Reply(404, b"gone"))  # listed, then gone: v7
+        server.route("/catalogs/v8/nebius/vms.csv", lambda *_: csv_reply(b"<html>not a csv</html>"))
+        server.route("/catalogs/v8/cudo/vms.csv", lambda *_: Reply(500, b"down"))  # a failure is not "missing"
+        parsed, _files, report = fetch(server, tmp_path / "raw")
+        assert report.read["lambda"] == "v7" and report.missing_in["lambda"] == ["v8"]
+        lam = parsed.prices.filter(pl.col("provider") == "lambda")
+        assert set(lam["catalog_version"]) == {"v7"} and lam["catalog_fallback"].all()
+        assert "nebius" not in report.read and "cudo" not in report.read
+        assert "/catalogs/v7/cudo/vms.csv" not in [p for _m, p, _h in server.requests]
         lost = parsed.quarantine.filter(pl.col("reason").str.starts_with("catalog file for"))
-        assert sorted(lost["file"]) == ["catalogs/v7/lambda/vms.csv", "catalogs/v7/nebius/vms.csv"]
-        assert any("404" in r for r in lost["reason"]) and any("missing columns" in r for r in lost["reason"])
+        assert sorted(lost["file"]) == ["catalogs/v8/cudo/vms.csv", "catalogs/v8/nebius/vms.csv"]
+        assert any("500" in r for r in lost["reason"]) and any("missing columns" in r for r in lost["reason"])
         for path in catalog_paths():
             server.route(path, lambda *_: Reply(404, b"gone"))
-        with pytest.raises(PriceFetchError, match="none of 14 vms.csv files could be read \\(gcp: HTTP 404"):
-            fetch_catalog(server.url, tmp_path, POLICY, day=DAY2)
-        with pytest.raises(PriceFetchError, match="no catalog file known for \\['nowhere'\\]"):
-            fetch_catalog(server.url, tmp_path, POLICY, ("gcp", "nowhere"), day=DAY2)
+        with pytest.raises(PriceFetchError, match="none of .* vms.csv files could be read"):
+            fetch(server, tmp_path / "raw")
+        with pytest.raises(PriceFetchError, match="nowhere: not in the catalog's listing"):
+            fetch(server, tmp_path / "other", clouds=("nowhere",))
+
+
+@needs_catalog
+def test_the_catalog_asset_records_what_it_found_and_warns(tmp_path):
+    import logging
+
+    import dagster as dg
+
+    from pipelines.defs.prices.assets import catalog_prices
+    from pipelines.defs.prices.resources import PriceSources
+    from pipelines.defs.resources import WarehouseLocation
+
+    instance = dg.DagsterInstance.ephemeral()
+    with LoopbackServer() as server:
+        serve_catalog(server)
+        sources = PriceSources(catalog_url=server.url, catalog_listing_url=server.url, max_attempts=2,
+                               backoff_seconds=0.01)
+        result = dg.materialize([catalog_prices], partition_key=DAY2, instance=instance, resources={
+            "price_sources": sources, "warehouse_location": WarehouseLocation(directory=str(tmp_path))})
+    assert result.success
+    meta = {k: getattr(v, "value", v) for k, v in result.asset_materializations_for_node("catalog_prices")[0]
+            .metadata.items()}
+    assert meta["notes"].startswith("catalog v8 (GitHub tree of skypilot-org/skypilot-catalog@master)")
+    assert meta["warning"] is True and meta["catalog"]["read"]["azure"] == "v6"
+    warnings = [e.user_message for e in instance.all_logs(result.run_id)
+                if e.level == logging.WARNING and "cloud_providers.csv" in (e.user_message or "")]
+    assert any("'yotta'" in w for w in warnings)
+    # the staged snapshot keeps each row's catalog version
+    staged = pl.read_parquet(tmp_path / "staging" / "cloud_prices" / f"catalog-{DAY2}.parquet")
+    assert set(staged.filter(pl.col("provider") == "gcp")["catalog_version"]) == {"v7"}
+    assert staged.filter(pl.col("provider") == "verda")["catalog_fallback"].not_().all()
 
 
 # --- one provider per cloud, native cloud, availability ------------------------------------------

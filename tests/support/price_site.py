@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,10 +14,12 @@ from support.http_server import LoopbackServer, Reply
 from support.paths import SHARED_PRICES
 
 PRICE_URL_VARIABLES = ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_BILLING_URL",
-                       "MLPERF_OCI_PRICES_URL", "MLPERF_PRICE_CATALOG_URL")
+                       "MLPERF_OCI_PRICES_URL", "MLPERF_PRICE_CATALOG_URL", "MLPERF_PRICE_CATALOG_LISTING_URL")
 
-# The SkyPilot catalog fixtures sit at the repository's own paths: catalogs/<v7|v6>/<cloud>/vms.csv
+# The SkyPilot catalog fixtures sit at the repository's own paths: catalogs/<v8|v7|v6>/<cloud>/vms.csv; the
+# server also answers GitHub's git-trees API for them (the catalog's listing), as api.github.com would.
 CATALOG_ROOT = SHARED_PRICES / "skypilot-catalog"
+CATALOG_TREE = "/repos/skypilot-org/skypilot-catalog/git/trees/master"
 
 DAY1, DAY2 = "2026-11-28", "2026-11-29"
 AZURE = "/api/retail/prices"
@@ -39,15 +42,36 @@ def csv_reply(body: bytes) -> Reply:
     return Reply(200, body, {"Content-Type": "text/plain; charset=utf-8"})
 
 
-def catalog_paths() -> list[str]:
-    """URL paths of every catalog fixture (`/catalogs/v7/gcp/vms.csv`, ...)."""
-    return sorted("/" + p.relative_to(CATALOG_ROOT).as_posix() for p in CATALOG_ROOT.glob("catalogs/*/*/vms.csv"))
+def catalog_paths(root: Path = CATALOG_ROOT) -> list[str]:
+    """URL paths of every catalog fixture (`/catalogs/v7/gcp/vms.csv`, `/catalogs/v8/common/accelerators.csv`, ...)."""
+    return sorted("/" + p.relative_to(root).as_posix() for p in root.glob("catalogs/*/*/*.csv"))
 
 
-def serve_catalog(server: LoopbackServer) -> None:
-    for path in catalog_paths():
-        body = (CATALOG_ROOT / path.lstrip("/")).read_bytes()
-        server.route(path, lambda *_, body=body: csv_reply(body))
+def catalog_tree(root: Path = CATALOG_ROOT) -> bytes:
+    """GitHub's recursive git tree (GET /repos/{owner}/{repo}/git/trees/{ref}?recursive=1) of a catalog folder."""
+    entries = [{"path": p.relative_to(root).as_posix(), "mode": "040000" if p.is_dir() else "100644",
+                "type": "tree" if p.is_dir() else "blob", "sha": "0" * 40}
+               | ({} if p.is_dir() else {"size": p.stat().st_size})
+               for p in sorted(root.rglob("*")) if p.name != "SOURCES.md"]
+    return json.dumps({"sha": "f" * 40, "tree": entries, "truncated": False}).encode()
+
+
+def serve_catalog(server: LoopbackServer, root: Path = CATALOG_ROOT) -> None:
+    """The catalog's files at their repository paths and its tree at `CATALOG_TREE`, each with an ETag (a 304 when
+    a conditional request names it), as raw.githubusercontent.com and api.github.com answer."""
+
+    def tagged(body: bytes, content_type: str):
+        etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
+
+        def reply(_path, _query, headers):
+            if headers.get("if-none-match") == etag:
+                return Reply(304, b"", {"ETag": etag})
+            return Reply(200, body, {"Content-Type": content_type, "ETag": etag})
+        return reply
+
+    for path in catalog_paths(root):
+        server.route(path, tagged((root / path.lstrip("/")).read_bytes(), "text/plain; charset=utf-8"))
+    server.route(CATALOG_TREE, tagged(catalog_tree(root), "application/json"))
 
 
 def serve_fixtures(server: LoopbackServer, azure_page2: bytes | None = None) -> None:

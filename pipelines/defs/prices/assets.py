@@ -28,7 +28,8 @@ def _run(context: dg.AssetExecutionContext, provider: str, location: WarehouseLo
     fetched_at = datetime.now(UTC)
     started = time.perf_counter()
     try:
-        parsed, files = fetch(raw_dir("prices", base), day)
+        # (parsed, files), or (parsed, files, report) for a source that reports what it found (the catalog)
+        parsed, files, *report = fetch(raw_dir("prices", base), day)
     except PriceFetchError:
         raise
     except Exception as error:  # FetchError, ValueError from a parser: name the provider
@@ -36,11 +37,19 @@ def _run(context: dg.AssetExecutionContext, provider: str, location: WarehouseLo
     paths = stage_prices(provider, parsed, base, day, fetched_at)
     context.log.info(f"{provider} {day}: {paths['rows']} prices, {paths['quarantined']} quarantined, "
                      f"{parsed.skipped_non_accelerator} non-accelerator records skipped, {len(files)} raw file(s)")
+    extra = {}
+    if report:
+        context.log.info(report[0].summary())
+        for line in report[0].warnings():
+            context.log.warning(line)
+        # `notes` and `warning` for the refresh's line, the whole report for the UI
+        extra = {"notes": report[0].summary(), "warning": report[0].warning,
+                 "catalog": dg.MetadataValue.json(report[0].to_json())}
     return dg.MaterializeResult(metadata=PricesStaged(
         rows=paths["rows"], quarantined=paths["quarantined"], pages=len(files),
         seconds=round(time.perf_counter() - started, 2), skipped_non_accelerator=parsed.skipped_non_accelerator,
         source_url=source_url, staged=str(paths["prices"]), fetched_at=fetched_at.isoformat(timespec="seconds"),
-    ).as_metadata())
+    ).as_metadata() | extra)
 
 
 @dg.asset(**_COMMON, kinds={"azure", "parquet"},
@@ -110,18 +119,23 @@ def curated_prices(context: dg.AssetExecutionContext, warehouse_location: Wareho
 
 
 @dg.asset(**_COMMON, kinds={"csv", "parquet"},
-          description="The public SkyPilot catalog (skypilot-org/skypilot-catalog): catalogs/v7/<cloud>/vms.csv "
-          "(v6 for Azure and OCI) for GCP, Azure, OCI and the neoclouds (Lambda, RunPod, Nebius, ...), parsed by "
-          "header name. Rows are price_source 'catalog' of their cloud and never replace a provider's own API "
-          "row; placeholders, swapped columns, GPU-only and unmapped rows are quarantined. Base URL: "
-          "MLPERF_PRICE_CATALOG_URL.")
+          description="The public SkyPilot catalog (skypilot-org/skypilot-catalog): catalogs/<version>/<cloud>/vms.csv "
+          "of every cloud the catalog lists (GCP, Azure, OCI and the neoclouds and marketplaces), each from the newest "
+          "version that has its file (at most two versions older, said in each row and in the refresh), parsed by "
+          "header name. Versions and clouds are discovered (the repository's tree on GitHub, a mirror folder's "
+          "listing, else probed), never listed in code. Rows are price_source 'catalog' of their cloud and never "
+          "replace a provider's own API row; placeholders, swapped columns, GPU-only and unmapped rows are "
+          "quarantined. Base URL: MLPERF_PRICE_CATALOG_URL.")
 def catalog_prices(context: dg.AssetExecutionContext, price_sources: PriceSources,
                    warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
     from pipelines.lib.prices.fetch import fetch_catalog
 
+    listing = price_sources.catalog_listing()
     return _run(context, "catalog", warehouse_location,
                 lambda raw, day: fetch_catalog(price_sources.catalog_url, raw, price_sources.policy(),
-                                               tuple(price_sources.catalog_clouds) or None, day=day),
+                                               tuple(price_sources.catalog_clouds) or None, day=day,
+                                               listing_url=listing,
+                                               token=price_sources.github_token() if listing else None),
                 price_sources.catalog_url.rstrip("/") + "/catalogs/")
 
 
