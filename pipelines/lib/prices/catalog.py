@@ -295,6 +295,7 @@ class CatalogReport:
     first: bool = False  # no earlier refresh to compare with
     unknown_kind: list[str] = field(default_factory=list)  # read, but cloud_providers.csv has no kind
     notes: list[str] = field(default_factory=list)  # what a person should know (listing failed, ...)
+    unreachable: str = ""  # the first probe's failure that was not a 404 (the catalog cannot be reached)
 
     def fallbacks(self) -> dict[str, str]:
         return {c: v for c, v in self.read.items() if v != self.newest}

@@ -261,8 +261,9 @@ def fetch_catalog(base_url: str, raw_root: Path, policy: RetryPolicy = RetryPoli
         else:
             newest, candidates, probed = _probe_versions(base, record, policy, session, root, files, report)
             candidates |= set(record.read) if record else set()  # clouds read before, named nowhere now
-        if newest is None:
-            raise PriceFetchError(f"catalog: no catalog version with a vms.csv found at {base} ({report.how})")
+        if newest is None:  # a source that cannot be reached says so, as every other source does
+            raise PriceFetchError(f"catalog: {report.unreachable}" if report.unreachable else
+                                  f"catalog: no catalog version with a vms.csv found at {base} ({report.how})")
         report.newest = newest
         window = fallback_window(newest)
         if clouds:
@@ -436,6 +437,7 @@ def _probe_versions(base: str, record: DiscoveryRecord | None, policy: RetryPoli
             if _missing(error):
                 return False
             report.notes.append(f"probing {version} failed ({str(error)[:120]}): no version above it probed")
+            report.unreachable = report.unreachable or str(error)
             return None
         found.append(version)
         files.append(result.path)
