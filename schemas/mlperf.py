@@ -245,8 +245,8 @@ class HpcScaling(MlperfScaling):
 
 
 class InferenceResult(pa.DataFrameModel):
-    """One MLPerf Inference result: the performance run's LoadGen summary
-    (`<division>/<org>/results/<system>/<model>/<scenario>/performance/run_1/mlperf_log_summary.txt`)."""
+    """One MLPerf Inference result: the performance run's LoadGen summary and detail log
+    (`<division>/<org>/results/<system>/<model>/<scenario>/performance/run_1/mlperf_log_{summary,detail}.txt`)."""
 
     round: str = pa.Field(str_matches=ROUND)
     division: str = pa.Field(str_length={"min_value": 1})
@@ -254,13 +254,17 @@ class InferenceResult(pa.DataFrameModel):
     system: str = pa.Field(str_length={"min_value": 1})
     model: str = pa.Field(str_length={"min_value": 1})
     model_folder: str
-    model_known: bool
+    model_known: bool  # the round's submission checker knows the model (inference_checker_facts.csv)
+    model_mapped_by: str = pa.Field(nullable=True)  # what maps the folder to the model (None: its own name)
     counts: str = pa.Field(isin=["tokens", "samples"])
     scenario: str
     scenario_folder: str
     scenario_logged: str = pa.Field(nullable=True)
     location: str = pa.Field(unique=True)
     summary_file: str
+    detail_file: str = pa.Field(nullable=True)
+    checker_version: str = pa.Field(str_matches=ROUND)  # whose checker facts were applied
+    checker_version_assumed: bool  # the round has no facts of its own: the nearest known round's
     sut_name: str = pa.Field(nullable=True)
     mode: str = pa.Field(nullable=True)
     result_valid: bool = pa.Field(nullable=True)
@@ -269,9 +273,11 @@ class InferenceResult(pa.DataFrameModel):
     min_queries_satisfied: bool = pa.Field(nullable=True)
     early_stopping_satisfied: bool = pa.Field(nullable=True)
     performance_result: float = pa.Field(nullable=True, gt=0, le=MAX_THROUGHPUT)
-    performance_units: str = pa.Field(nullable=True, isin=["Tokens/s", "Samples/s", "Queries/s", "Latency (ms)"])
+    performance_units: str = pa.Field(nullable=True, isin=values("inference_units"))
     mlcommons_units: str = pa.Field(nullable=True)
     performance_source: str = pa.Field(nullable=True)
+    performance_log: str = pa.Field(nullable=True, isin=values("inference_metric_log"))
+    performance_null_reason: str = pa.Field(nullable=True)
     inferred: bool
     samples_per_second: float = pa.Field(nullable=True, ge=0, le=MAX_THROUGHPUT)
     tokens_per_second: float = pa.Field(nullable=True, ge=0, le=MAX_THROUGHPUT)

@@ -2,13 +2,14 @@
 every row of MLCommons' own summary_results.json is matched by its Location with an equal result, and
 the pricing holds its properties (a price row behind every price, plausible or flagged, a reason for the rest)."""
 
+import decimal
 import json
 import tarfile
 
 import duckdb
 import pytest
 
-from support.paths import SHARED_MLPERF, needs_shared_mlperf
+from support.paths import PROJECT_ROOT, SHARED_MLPERF, needs_shared_mlperf
 from support.shared_build import shared_build, shared_inference_rounds
 
 pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared, pytest.mark.shared_build]
@@ -31,28 +32,40 @@ def mlcommons_table(round_version: str) -> list[dict]:
         return json.load(tar.extractfile(member))
 
 
-def printed_tolerance(value: float) -> float:
-    """One unit of the last digit the table prints (6 significant digits), or of the summary's (2 decimals)."""
-    digits = len(str(int(abs(value)))) if abs(value) >= 1 else 0
-    return max(1e-6 * abs(value), 10.0 ** (digits - 6) if digits else 0.0, 0.005)
+def printed_decimals(value: float) -> int:
+    """The decimals the table prints a figure with: its shortest representation (8840.42: 2; 101611.0: 0)."""
+    return max(0, -decimal.Decimal(repr(float(value))).normalize().as_tuple().exponent)
+
+
+def equal_as_printed(ours: float | None, theirs: float) -> bool:
+    """Our value, rounded to the digits the table prints, is the table's figure."""
+    return ours is not None and float(decimal.Decimal(repr(ours)).quantize(
+        decimal.Decimal(1).scaleb(-printed_decimals(theirs)), rounding=decimal.ROUND_HALF_EVEN)) == theirs
 
 
 @pytest.mark.parametrize("round_version", ROUNDS)
 def test_every_row_of_mlcommons_table_is_a_result_with_the_same_value(con, round_version):
     table = mlcommons_table(round_version)
     ours = {r[0]: r[1:] for r in con.execute(
-        "select location, performance_result, performance_units, mlcommons_units, valid from fct_inference_result "
-        "where round = ?", [round_version]).fetchall()}
-    mismatched, relabelled = [], set()
+        "select location, performance_result, performance_units, mlcommons_units, valid, performance_log "
+        "from fct_inference_result where round = ?", [round_version]).fetchall()}
+    mismatched, relabelled, read_from = [], set(), {}
     for row in table:
         got = ours.get(row["Location"])
         want = row["Performance_Result"]
-        if got is None or got[0] is None or abs(got[0] - want) > printed_tolerance(want) or got[2] != row[
-                "Performance_Units"] or not got[3]:
+        if got is None or not equal_as_printed(got[0], want) or got[2] != row["Performance_Units"] or not got[3]:
             mismatched.append((row["Location"], want, row["Performance_Units"], got))
         elif got[1] != got[2]:
             relabelled.add((row["Model"], row["Scenario"], got[1], got[2]))
+        if got is not None:
+            read_from[got[4]] = read_from.get(got[4], 0) + 1
+            if got[4] == "mlperf_log_detail.txt" and got[0] != want:  # the checker's own figure, to the last bit
+                mismatched.append((row["Location"], want, "read from the detail log", got))
+    print(f"{round_version}: {len(table) - len(mismatched)} of {len(table)} results equal MLCommons' table as printed; "
+          f"read from {read_from}")
     assert mismatched == [] and len(table) > 0
+    check = (PROJECT_ROOT / "sql" / "tests" / "fct_inference_result_matches_mlcommons.sql").read_text()
+    assert [row for row in con.execute(check).fetchall() if row[0] == round_version] == []  # the build's own check
     # where the table's label is not what its value counts, the warehouse says so (inference_models.csv)
     assert relabelled <= {("whisper", "Offline", "Tokens/s", "Samples/s"),
                           ("llama3.1-8b", "Interactive", "Tokens/s", "Queries/s")}, relabelled
@@ -65,6 +78,15 @@ def test_every_row_of_mlcommons_table_is_a_result_with_the_same_value(con, round
 def test_every_result_is_valid_or_says_why_and_units_follow_the_scenario(con):
     assert con.execute("select count(*) from fct_inference_result where valid = (invalid_reason is not null)"
                        ).fetchone()[0] == 0
+    # a value for every result LoadGen judged VALID, or one specific reason; the detail log read wherever it exists
+    shares = con.execute("""select f.round, f.division, count(*), count(f.performance_result),
+            count(*) filter (where f.performance_result is null and f.performance_null_reason is null),
+            count(*) filter (where f.detail_file is not null and f.performance_log <> 'mlperf_log_detail.txt')
+        from fct_inference_result as f join stg_inference_results as s using (round, location)
+        where s.result_valid group by all""").fetchall()
+    for round_version, division, total, with_value, unexplained, detail_unread in shares:
+        print(f"{round_version} {division}: a value for {with_value} of {total} results LoadGen judged VALID")
+        assert with_value >= 0.99 * total and unexplained == 0 and detail_unread == 0
     bad_units = con.execute("""select location, scenario, performance_units from fct_inference_result where valid and
         not (scenario in ('SingleStream', 'MultiStream') and performance_units = 'Latency (ms)'
              or scenario = 'Offline' and performance_units in ('Tokens/s', 'Samples/s')

@@ -1,77 +1,55 @@
 """One MLPerf Inference round's archive → results and systems, plus quarantine.
 
 Layout (`mlcommons/inference_results_vX.Y`): `<division>/<org>/results/<system>/<model>/<scenario>/
-performance/run_1/mlperf_log_summary.txt` (LoadGen's summary of the performance run) and
-`<division>/<org>/systems/<system>.json`. One result per (division, submitter, system, model,
-scenario): its performance metric computed from the summary the way MLCommons' results table states
-it, with the units of the table, LoadGen's verdict, which constraints were met and the latency
-statistics (TTFT/TPOT for LLMs).
+performance/run_1/` holds LoadGen's summary (`mlperf_log_summary.txt`) and detail log (`mlperf_log_detail.txt`) of
+the performance run; `<division>/<org>/systems/<system>.json` the system; an open division's
+`<division>/<org>/model_mapping.json` maps its model folders to the benchmark they run. One result per (division,
+submitter, system, model, scenario folder), with its metric as MLCommons' results table states it.
 
-Traps of real archives, handled here: scenario folders in any case (`Offline`, `offline`); an
-`Interactive` folder whose summary says `Scenario : Server` (the folder names the result); model
-folders that differ from the model (`resnet50` → `resnet`, `llama3_1-8b` → `llama3.1-8b`:
-`inference_models.csv`); a MultiStream folder holding a SingleStream summary (the MultiStream latency
-is then inferred, as MLCommons does, from the SingleStream 99th percentile × 8 samples per query).
+The metric is what MLCommons' submission checker of the round reads (`inference_checker.py`, its facts kept as
+data): the detail log's `result_*` key of the scenario LoadGen logged (or of the model, where the checker
+overwrites it), at the detail log's precision; the summary's line of the same value only where no detail log
+exists (`performance_log` says which). The scenario FOLDER names the result: a folder holding another scenario's
+run gets what the checker derives (an Offline folder's SingleStream run: its queries per second without LoadGen's
+overhead; a MultiStream folder's SingleStream run: the 99th-percentile early-stopping estimate × 8 samples per
+query; an Interactive folder's Server run: that run's metric). A result without a value names why.
 
-When the archive ships MLCommons' own results table (`summary_results.json` at its root, as v5.1 does), each
-result carries the table's figure beside ours (a plausibility test compares them) and, for power results,
-the audited average power the table publishes: the summaries hold no power, and the power logs are not read.
+When the archive ships MLCommons' own results table (`summary_results.json` at its root, as v5.1 does), each result
+carries the table's figure beside ours and, for power results, the audited average power it publishes: the
+summaries hold no power, and the power logs are not read.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
+import math
 import re
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
+from typing import Any
 
+from pipelines.lib.io.jsonsafe import loads_bounded
 from pipelines.lib.io.numbers import number_or_none
 from pipelines.lib.mlperf.archive import iter_members
+from pipelines.lib.mlperf.inference_checker import Checker, checker_for, loadgen_keys
+from pipelines.lib.mlperf.inference_detail import DETAIL_FILE, DetailLog, parse_detail
 from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundTables, add_system, quarantine
 from pipelines.lib.mlperf.suites import INFERENCE
-from pipelines.lib.reference.seeds import INFERENCE_MODELS_CSV
+from schemas.mlperf import MAX_THROUGHPUT
 
 SUMMARY_FILE = "mlperf_log_summary.txt"
 TABLE_FILE = "summary_results.json"  # MLCommons' results table, at the archive's root when the round ships it
+MODEL_MAPPING_FILE = "model_mapping.json"  # an open division submitter's model folder → benchmark
 SCENARIOS = {s.lower(): s for s in ("Offline", "Server", "Interactive", "SingleStream", "MultiStream")}
-# LoadGen's MultiStream issues 8 samples per query: a MultiStream latency inferred from SingleStream
-# is the SingleStream 99th-percentile estimate × 8 (MLCommons' submission checker).
+# The checker's constants (every release from v4.0 on): latencies are logged in ns and tabled in ms; a MultiStream
+# result inferred from a SingleStream run counts 8 samples a query, whatever the run's own setting says.
+NS_PER_MS, MS_PER_S = 1_000_000, 1_000
 MULTISTREAM_SAMPLES_PER_QUERY = 8
-# MLCommons' units, by scenario and by what the model counts (tokens or samples)
-UNITS = {("Offline", "tokens"): "Tokens/s", ("Offline", "samples"): "Samples/s",
-         ("Server", "tokens"): "Tokens/s", ("Server", "samples"): "Queries/s",
-         ("Interactive", "tokens"): "Tokens/s", ("Interactive", "samples"): "Queries/s",
-         ("SingleStream", "tokens"): "Latency (ms)", ("SingleStream", "samples"): "Latency (ms)",
-         ("MultiStream", "tokens"): "Latency (ms)", ("MultiStream", "samples"): "Latency (ms)"}
 _LINE = re.compile(r"^\s*(?:\*\s*)?([A-Za-z0-9][^:]*?)\s*:\s*(.*?)\s*$")
 _SECTION = re.compile(r"^\s*(TTFT |TPOT )?Early Stopping Result:\s*$")
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    model: str
-    counts: str  # "tokens" | "samples": what its throughput counts
-    task: str
-    mlcommons_units: dict[str, str]  # scenario → the units MLCommons' table labels it with, where they differ
-    source: str  # where the model's name and unit come from
-
-
-@lru_cache(maxsize=1)
-def _models() -> dict[str, ModelInfo]:
-    """Folder name → the model (inference_models.csv: every spelling of a model folder seen)."""
-    found = {}
-    with open(INFERENCE_MODELS_CSV, newline="") as fh:
-        for row in csv.DictReader(fh):
-            labels = dict(part.split("=", 1) for part in filter(None, row["mlcommons_units"].split("|")))
-            info = ModelInfo(row["model"], row["counts"], row["task"], labels, "inference_models.csv")
-            for name in [row["model"], *filter(None, row["folder_aliases"].split("|"))]:
-                found[name.strip().lower()] = info
-    return found
-
-
-def model_of(folder: str) -> ModelInfo | None:
-    return _models().get(folder.strip().lower())
+_INTEGER = re.compile(r"^[+-]?\d+$")
+# A summary's `key : value` lines kept, at most: real LoadGen summaries have under 100 (a round's summaries are held
+# until its detail logs are read, which may come after them in the archive).
+MAX_SUMMARY_FIELDS = 1_000
 
 
 def parse_summary(text: str) -> dict[str, str]:
@@ -91,58 +69,195 @@ def parse_summary(text: str) -> dict[str, str]:
         if m:
             key = (prefix if line.lstrip().startswith("*") else "") + m.group(1)
             fields.setdefault(key, m.group(2))
+            if len(fields) >= MAX_SUMMARY_FIELDS:
+                break
     return fields
 
 
-def _number(fields: dict[str, str], key: str) -> float | None:
-    return number_or_none(fields.get(key))
+def _summary_number(text: str | None) -> int | float | None:
+    """A summary value as LoadGen printed it: an integer stays one (the checker's arithmetic on detail-log
+    integers is then reproduced exactly)."""
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if _INTEGER.match(text) else number_or_none(text, finite=True)
 
 
-def _ms(fields: dict[str, str], key: str) -> float | None:
-    ns = _number(fields, key)
-    return ns / 1e6 if ns is not None else None
+@dataclass
+class _Values:
+    """Where a result's values are read: its detail log, as the checker reads it, or without one its summary's
+    line of the same value (inference_loadgen_keys.csv)."""
+
+    detail: DetailLog | None
+    summary: dict[str, str]
+    without_detail: str  # why the summary is read (no detail log, or why it was refused)
+    read: list[str] = field(default_factory=list)  # the keys or lines the metric was read from
+
+    def number(self, key: str) -> int | float | None:
+        if self.detail is not None:
+            value = self.detail.get(key)
+            if type(value) in (int, float):
+                self.read.append(key)
+                return value
+            return None
+        for line in loadgen_keys()[key].summary_lines:
+            value = _summary_number(self.summary.get(line))
+            if value is not None:
+                self.read.append(f"{line!r} ({key})")
+                return value
+        return None
+
+    def missing(self, key: str) -> str:
+        """The sentence saying a key's value is not in the log read."""
+        if self.detail is not None:
+            found = self.detail.get(key)
+            return f"the detail log has no {key}" if found is None else \
+                f"the detail log's {key} is {str(found)[:40]!r}, not a number"
+        lines = " or ".join(repr(line) for line in loadgen_keys()[key].summary_lines)
+        return f"{self.without_detail} and the summary prints no {lines} (its {key})"
+
+    @property
+    def log(self) -> str:
+        return DETAIL_FILE if self.detail is not None else SUMMARY_FILE
 
 
-def _yes(fields: dict[str, str], key: str) -> bool | None:
-    value = fields.get(key)
-    return None if value is None else value.strip().lower() == "yes"
+@dataclass
+class _Metric:
+    value: float | None = None
+    units: str | None = None
+    source: str | None = None
+    inferred: bool = False
+    null_reason: str | None = None
+    invalid: list[str] = field(default_factory=list)
 
 
-def performance(fields: dict[str, str], scenario: str, counts: str) -> tuple[float | None, str, str | None, bool, str | None]:
-    """(value, units, the summary key it comes from, inferred, why there is none) of a result, as
-    MLCommons' table states it."""
-    logged = fields.get("Scenario", "")
-    units = UNITS[(scenario, counts)]
-    is_llm = "TTFT Early stopping 90.0th percentile estimate" in fields or "Completed tokens per second" in fields
-    if scenario == "MultiStream" and logged == "SingleStream":
-        key = "Early stopping 99.0th percentile estimate"
-        value = _ms(fields, key)
-        return (value * MULTISTREAM_SAMPLES_PER_QUERY if value is not None else None, units,
-                f"{key} × {MULTISTREAM_SAMPLES_PER_QUERY} (inferred from SingleStream)", True,
-                None if value is not None else f"no {key!r} in the SingleStream summary")
-    if scenario == "Offline":
-        key = "Tokens per second" if counts == "tokens" else "Samples per second"
-        value = _number(fields, key)
-    elif scenario in ("Server", "Interactive"):
-        key = "Completed tokens per second" if counts == "tokens" else "Completed samples per second"
-        value = _number(fields, key)
-    elif scenario == "SingleStream":
-        key = "90.0th percentile latency (ns)" if is_llm else "Early stopping 90.0th percentile estimate"
-        value = _ms(fields, key)
-    else:  # MultiStream
-        key = "Early stopping 99.0th percentile estimate"
-        value = _ms(fields, key)
-    return value, units, key, False, None if value is not None else f"the summary has no {key!r}"
+def _throughput_units(key: str) -> str | None:
+    return loadgen_keys()[key].performance_units
+
+
+def metric(checker: Checker, model: str, scenario: str, logged: str | None, values: _Values,
+           system_type: str | None = None) -> _Metric:
+    """The metric of a result whose folder says `scenario` and whose run LoadGen logged as `logged`, as the
+    checker's get_performance_metric and get_inferred_result compute it."""
+    out = _Metric()
+    v = f"checker {checker.version}"
+    how = None  # how the value is derived from what was read, when it is not read as it is
+    if logged is None:
+        out.null_reason = "the logs state no scenario LoadGen ran (effective_scenario, 'Scenario')"
+        return out
+    key, own = checker.metric_key(model, logged)
+    if key is None:
+        out.null_reason = f"{v} reads no metric from a run LoadGen logged as {logged!r}"
+        return out
+    derived = scenario != logged and not (scenario == "Interactive" and logged == "Server")
+    if derived and scenario == "Offline" and logged == "SingleStream":
+        qps = values.number("result_qps_without_loadgen_overhead")
+        if qps is None:
+            out.null_reason = values.missing("result_qps_without_loadgen_overhead") + (
+                f": {v} tables an Offline folder's SingleStream run at that rate")
+            return out
+        out.value, out.units, out.inferred = float(qps), "Samples/s", True
+        how = "the SingleStream run's queries per second without LoadGen's overhead (Offline inferred)"
+    elif derived and scenario == "Offline" and logged == "MultiStream":
+        per_query, mean = values.number("effective_samples_per_query"), values.number("result_mean_query_latency_ns")
+        if per_query is None or mean is None or mean == 0:
+            missing = "effective_samples_per_query" if per_query is None else "result_mean_query_latency_ns"
+            out.null_reason = (values.missing(missing) if per_query is None or mean is None else
+                               "the MultiStream run's mean query latency is 0") + (
+                f": {v} infers an Offline folder's MultiStream run from samples per query ÷ its mean query latency")
+            return out
+        out.value, out.units, out.inferred = per_query * MS_PER_S / (mean / NS_PER_MS), "Samples/s", True
+        how = "the MultiStream run's samples per query × 1,000 ÷ its mean query latency in ms (Offline inferred)"
+    elif derived and scenario == "MultiStream" and logged == "SingleStream":
+        estimate = values.number("early_stopping_latency_ms")
+        if estimate is None:
+            out.null_reason = values.missing("early_stopping_latency_ms") + (
+                f": {v} infers a MultiStream folder's SingleStream run from its 99th-percentile early-stopping estimate")
+            return out
+        out.value = (estimate * MULTISTREAM_SAMPLES_PER_QUERY) / NS_PER_MS
+        out.units, out.inferred = "Latency (ms)", True
+        how = (f"the SingleStream run's 99th-percentile early-stopping estimate × {MULTISTREAM_SAMPLES_PER_QUERY} "
+               "samples per query (MultiStream inferred)")
+        if estimate == 0:
+            out.invalid.append("the SingleStream run processed too few queries for an early-stopping estimate, "
+                               f"from which {v} infers the MultiStream latency")
+    else:
+        raw = values.number(key)
+        if raw is None:
+            whose = f"{model}'s" if own else "the"
+            out.null_reason = values.missing(key) + f", {whose} metric of a {logged} run for {v}"
+            return out
+        value = float(raw)
+        if logged in ("SingleStream", "MultiStream"):  # the checker divides whatever the key, by the logged scenario
+            value /= NS_PER_MS
+            if checker.latency_in_seconds(model, logged):
+                value /= MS_PER_S
+        out.value = value
+        units = _throughput_units(key)
+        seconds = units is not None and units.startswith("Latency") and checker.latency_in_seconds(model, logged)
+        out.units = "Latency (s)" if seconds else units
+        if derived:
+            if scenario == "Interactive":
+                out.invalid.append(f"an Interactive folder must hold a Server run; LoadGen ran {logged}")
+            elif checker.uninferable_invalid:
+                out.invalid.append(f"{v} infers no {scenario} result from a {logged} run")
+            how = f"the {logged} run's own metric, which {v} tables in the {scenario} folder unconverted"
+    if out.inferred and checker.inferred_edge_only and "edge" not in (system_type or "").lower():
+        out.invalid.append(f"{v} counts a result inferred from another scenario's run only on an edge system "
+                           f"(system_type {system_type!r})")
+    where = values.log if values.detail is not None else f"{values.log} ({values.without_detail})"
+    out.source = f"{where}: {', '.join(dict.fromkeys(values.read))}" + (f" — {how}" if how else "")
+    return out
+
+
+def _ns_ms(value: int | float | None) -> float | None:
+    return value / NS_PER_MS if value is not None else None
+
+
+def _llm_checks(checker: Checker, model: str, scenario: str, logged: str | None, values: _Values) -> list[str]:
+    """The checker's token-latency rules for LLMs: the run logged token latencies, and its p99 time to first token
+    and time per output token are under the round's limits for the model and scenario."""
+    v = f"checker {checker.version}"
+    if not checker.token_latency_model(model):
+        return []
+    if values.detail is not None and values.detail.get("requested_use_token_latencies") is False:
+        return [f"the run did not log token latencies (use_token_latencies), which {v} requires of {model}"]
+    limits = checker.token_limits(model, scenario, logged or scenario)
+    if limits is None:
+        return []
+    found = []
+    for key, limit_ms, what in (("result_first_token_99.00_percentile_latency_ns", limits[0], "time to first token"),
+                                ("result_time_per_output_token_99.00_percentile_ns", limits[1],
+                                 "time per output token")):
+        ns = _peek(values, key)
+        if ns is None:
+            found.append(f"{values.missing(key)}: {v} holds {model} {scenario} to a p99 {what} under {limit_ms:g} ms")
+        elif not ns < limit_ms * NS_PER_MS:
+            found.append(f"p99 {what} {ns / NS_PER_MS:,.1f} ms is not under {v}'s limit of {limit_ms:g} ms "
+                         f"for {model} {scenario}")
+    return found
+
+
+def _peek(values: _Values, key: str) -> int | float | None:
+    """A value read without recording it as the metric's source."""
+    before = len(values.read)
+    value = values.number(key)
+    del values.read[before:]
+    return value
 
 
 def accept(parts: tuple[str, ...]) -> bool:
-    """Systems files and the performance run's summaries: all the warehouse reads of an Inference archive."""
+    """What the warehouse reads of an Inference archive: MLCommons' table, systems files, open-division model
+    mappings and the performance runs' summaries and detail logs."""
     if parts == (TABLE_FILE,):
+        return True
+    if len(parts) == 3 and parts[2] == MODEL_MAPPING_FILE:
         return True
     if len(parts) == 4 and parts[2] == "systems":
         return parts[3].endswith(".json")
-    return (len(parts) >= 8 and parts[2] == "results" and parts[-1] == SUMMARY_FILE
-            and parts[6] == "performance")
+    if len(parts) >= 8 and parts[2] == "results" and parts[6] == "performance":
+        return parts[-1] == SUMMARY_FILE or (parts[-1] == DETAIL_FILE and len(parts) == 9 and parts[7] == "run_1")
+    return False
 
 
 def parse_inference_round(archive, round_version: str) -> RoundTables:
@@ -151,6 +266,9 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
     source = INFERENCE.quarantine_source
     power_runs: set[str] = set()  # locations with a ranging run: power submissions
     table: dict[str, dict] = {}  # MLCommons' table by Location, when the archive ships it
+    summaries: dict[str, tuple[str, dict[str, str], str]] = {}  # location → its summary: path, fields, sha256
+    details: dict[str, tuple[str, DetailLog | str]] = {}  # location → its detail log, read (or why not)
+    mappings: dict[tuple[str, str], dict[str, str]] = {}  # (division, submitter) → model folder → benchmark
     for member in iter_members(archive, accept=accept, whole_text=True, total_limit=INFERENCE.archive_total_limit):
         if member.refused:
             quarantine(tables, round_version, member.path, member.refused, source=source)
@@ -158,26 +276,42 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
         parts = member.path.split("/")
         if parts == [TABLE_FILE]:
             table = _mlcommons_table(tables, round_version, member)
-            continue
-        if parts[2] == "systems":
+        elif parts[-1] == MODEL_MAPPING_FILE:
+            mapping = _model_mapping(tables, round_version, member)
+            if mapping is not None:
+                mappings[(parts[0], parts[1])] = mapping
+        elif parts[2] == "systems":
             before = len(tables.systems)
             add_system(tables, round_version, member.path, member.data, parts[1], parts[3][: -len(".json")],
                        source=source)
             if len(tables.systems) > before:
                 tables.systems[-1]["division_folder"] = parts[0]
-            continue
-        row = result_row(member.path, member.data)
-        row["round"] = round_version
-        if len(parts) != 9 or parts[7] != "run_1":
+        elif parts[-1] == DETAIL_FILE:
+            details["/".join(parts[:6])] = (member.path, parse_detail(member.data))
+        elif len(parts) != 9 or parts[7] != "run_1":
             why = ("the ranging run of a power submission (it sets the power meter's range; the result is run_1)"
                    if parts[7:8] == ["ranging"] else "a performance summary outside performance/run_1")
             quarantine(tables, round_version, member.path, f"{why}: MLCommons' table does not read it", source=source)
             if parts[7:8] == ["ranging"]:
                 power_runs.add("/".join(parts[:6]))
-            continue
+        else:
+            summaries["/".join(parts[:6])] = (member.path, parse_summary(member.data.decode("utf-8", errors="replace")),
+                                              hashlib.sha256(member.data).hexdigest())
+    system_types = {(s["division_folder"], s["submitter"], s["system"]): s.get("system_type") for s in tables.systems}
+    for location, (path, fields, sha256) in summaries.items():
+        detail_path, detail = details.pop(location, (None, None))
+        division, submitter, _results, system = location.split("/")[:4]
+        if isinstance(detail, str):
+            quarantine(tables, round_version, detail_path, f"detail log not read: {detail}", source=source)
+        row = _result(path, fields, sha256, round_version=round_version, detail=detail, detail_file=detail_path,
+                      model_mapping=mappings.get((division, submitter)),
+                      system_type=system_types.get((division, submitter, system)))
         tables.runs.append(row)
         if row["drop_reason"]:
-            quarantine(tables, round_version, member.path, row["drop_reason"], source=source)
+            quarantine(tables, round_version, path, row["drop_reason"], source=source)
+    for detail_path, _ in details.values():
+        quarantine(tables, round_version, detail_path, "a detail log without the summary beside it: the checker "
+                   "reads a result only from both", source=source)
     for row in tables.runs:
         row["power_submission"] = row["location"] in power_runs
         listed = table.get(row["location"], {})
@@ -195,8 +329,6 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
 
 def _mlcommons_table(tables: RoundTables, round_version: str, member) -> dict[str, dict]:
     """MLCommons' results table, by Location (a table that cannot be read is quarantined, nothing else)."""
-    from pipelines.lib.io.jsonsafe import loads_bounded
-
     try:
         rows = loads_bounded(member.data)
         if not isinstance(rows, list):
@@ -208,49 +340,120 @@ def _mlcommons_table(tables: RoundTables, round_version: str, member) -> dict[st
         return {}
 
 
-def result_row(path: str, data: bytes) -> dict:
-    """One result from its performance summary (path below the archive's top folder)."""
+def _model_mapping(tables: RoundTables, round_version: str, member) -> dict[str, str] | None:
+    """A submitter's model_mapping.json (model folder → benchmark); unreadable: quarantined, its folders unmapped."""
+    try:
+        doc = loads_bounded(member.data)
+        if not isinstance(doc, dict):
+            raise ValueError("not an object of model folder → benchmark")
+        return {k: v for k, v in doc.items() if isinstance(k, str) and isinstance(v, str)}
+    except ValueError as exc:
+        quarantine(tables, round_version, member.path, f"model mapping unreadable ({exc}): its model folders stay "
+                   "unmapped", source=INFERENCE.quarantine_source)
+        return None
+
+
+def _yes(fields: dict[str, str], key: str) -> bool | None:
+    value = fields.get(key)
+    return None if value is None else value.strip().lower() == "yes"
+
+
+def _flag(detail: DetailLog | None, key: str, fields: dict[str, str], line: str) -> bool | None:
+    """A LoadGen verdict from the detail log (true/false), else the summary's Yes/No line."""
+    if detail is not None and type(detail.get(key)) is bool:
+        return detail.get(key)
+    return _yes(fields, line)
+
+
+def _number(detail: DetailLog | None, key: str | None, fields: dict[str, str], line: str) -> float | None:
+    """A statistic from the summary (as it prints it), else from the detail log."""
+    found = number_or_none(fields.get(line), finite=True)
+    if found is None and detail is not None and key is not None:
+        found = number_or_none(detail.get(key), text=False, finite=True)
+    return found
+
+
+def _ms(detail: DetailLog | None, key: str | None, fields: dict[str, str], line: str) -> float | None:
+    return _ns_ms(_number(detail, key, fields, line))
+
+
+def result_row(path: str, data: bytes, *, round_version: str, detail: DetailLog | str | None = None,
+               detail_file: str | None = None, model_mapping: dict[str, str] | None = None,
+               system_type: str | None = None) -> dict[str, Any]:
+    """One result from its performance run's summary and detail log (paths below the archive's top folder)."""
+    return _result(path, parse_summary(data.decode("utf-8", errors="replace")), hashlib.sha256(data).hexdigest(),
+                   round_version=round_version, detail=detail, detail_file=detail_file, model_mapping=model_mapping,
+                   system_type=system_type)
+
+
+def _result(path: str, fields: dict[str, str], summary_sha256: str, *, round_version: str,
+            detail: DetailLog | str | None, detail_file: str | None, model_mapping: dict[str, str] | None,
+            system_type: str | None) -> dict[str, Any]:
     division, submitter, _results, system, model_folder, scenario_folder = path.split("/")[:6]
-    text = data.decode("utf-8", errors="replace")
-    fields = parse_summary(text)
+    checker = checker_for(round_version)
+    log = detail if isinstance(detail, DetailLog) else None
+    without = ("no detail log" if detail is None else f"the detail log was not read ({detail})")
+    values = _Values(log, fields, without)
     scenario = SCENARIOS.get(scenario_folder.lower())
-    info = model_of(model_folder)
-    counts = info.counts if info else ("tokens" if any("tokens per second" in k.lower() for k in fields) else "samples")
+    model, mapped_by = checker.mlperf_model(model_folder, model_mapping)
+    logged = (log.get("effective_scenario") if log is not None and isinstance(log.get("effective_scenario"), str)
+              else fields.get("Scenario"))
+    validity = log.get("result_validity") if log is not None and isinstance(log.get("result_validity"), str) else \
+        fields.get("Result is")
     row = {
-        "division": division, "submitter": submitter, "system": system,
-        "model": info.model if info else model_folder, "model_folder": model_folder,
-        "model_known": info is not None, "counts": counts,
-        "scenario": scenario or scenario_folder, "scenario_folder": scenario_folder,
-        "scenario_logged": fields.get("Scenario"), "location": "/".join(path.split("/")[:6]), "summary_file": path,
-        "sut_name": fields.get("SUT name"), "mode": fields.get("Mode"),
-        "result_valid": (fields.get("Result is") or "").strip().upper() == "VALID" if "Result is" in fields else None,
-        "performance_constraints_satisfied": _yes(fields, "Performance constraints satisfied"),
-        "min_duration_satisfied": _yes(fields, "Min duration satisfied"),
-        "min_queries_satisfied": _yes(fields, "Min queries satisfied"),
-        "early_stopping_satisfied": _yes(fields, "Early stopping satisfied"),
-        "samples_per_second": _number(fields, "Samples per second") or _number(fields, "Completed samples per second"),
-        "tokens_per_second": _number(fields, "Tokens per second") or _number(fields, "Completed tokens per second"),
-        "target_qps": _number(fields, "target_qps"),
-        "target_latency_ms": _ms(fields, "target_latency (ns)"),
-        "ttft_limit_ms": _ms(fields, "ttft_latency (ns)"),
-        "tpot_limit_ms": _ms(fields, "tpot_latency (ns)"),
-        "latency_p50_ms": _ms(fields, "50.00 percentile latency (ns)"),
-        "latency_p90_ms": _ms(fields, "90.00 percentile latency (ns)"),
-        "latency_p99_ms": _ms(fields, "99.00 percentile latency (ns)"),
-        "ttft_p99_ms": _ms(fields, "99.00 percentile first token latency (ns)"),
-        "tpot_p99_ms": _ms(fields, "99.00 percentile time to output token (ns)"),
-        "summary_sha256": hashlib.sha256(data).hexdigest(),
+        "round": round_version, "division": division, "submitter": submitter, "system": system,
+        "model": model, "model_folder": model_folder, "model_known": checker.knows_model(model),
+        "model_mapped_by": mapped_by, "counts": "tokens" if _counts_tokens(checker, model) else "samples",
+        "scenario": scenario or scenario_folder, "scenario_folder": scenario_folder, "scenario_logged": logged,
+        "location": "/".join(path.split("/")[:6]), "summary_file": path, "detail_file": detail_file,
+        "checker_version": checker.version, "checker_version_assumed": checker.assumed,
+        "sut_name": fields.get("SUT name") or (log.get("sut_name") if log is not None else None),
+        "mode": fields.get("Mode"),
+        "result_valid": validity.strip().upper() == "VALID" if validity is not None else None,
+        "performance_constraints_satisfied": _flag(log, "result_perf_constraints_met", fields,
+                                                   "Performance constraints satisfied"),
+        "min_duration_satisfied": _flag(log, "result_min_duration_met", fields, "Min duration satisfied"),
+        "min_queries_satisfied": _flag(log, "result_min_queries_met", fields, "Min queries satisfied"),
+        "early_stopping_satisfied": _flag(log, "early_stopping_met", fields, "Early stopping satisfied"),
+        "samples_per_second": _number(log, "result_samples_per_second", fields, "Samples per second")
+        or _number(log, "result_completed_samples_per_sec", fields, "Completed samples per second"),
+        "tokens_per_second": _number(log, "result_tokens_per_second", fields, "Tokens per second")
+        or _number(log, "result_completed_tokens_per_second", fields, "Completed tokens per second"),
+        "target_qps": _number(log, None, fields, "target_qps"),
+        "target_latency_ms": _ms(log, None, fields, "target_latency (ns)"),
+        "ttft_limit_ms": _ms(log, None, fields, "ttft_latency (ns)"),
+        "tpot_limit_ms": _ms(log, None, fields, "tpot_latency (ns)"),
+        "latency_p50_ms": _ms(log, "result_50.00_percentile_latency_ns", fields, "50.00 percentile latency (ns)"),
+        "latency_p90_ms": _ms(log, "result_90.00_percentile_latency_ns", fields, "90.00 percentile latency (ns)"),
+        "latency_p99_ms": _ms(log, "result_99.00_percentile_latency_ns", fields, "99.00 percentile latency (ns)"),
+        "ttft_p99_ms": _ms(log, "result_first_token_99.00_percentile_latency_ns", fields,
+                           "99.00 percentile first token latency (ns)"),
+        "tpot_p99_ms": _ms(log, "result_time_per_output_token_99.00_percentile_ns", fields,
+                           "99.00 percentile time to output token (ns)"),
+        "summary_sha256": summary_sha256,
     }
     problems = []
     if scenario is None:
-        problems.append(f"scenario folder {scenario_folder!r} is no LoadGen scenario")
-        value, units, key, inferred = None, None, None, False
+        result = _Metric(null_reason=f"the scenario folder {scenario_folder!r} is no LoadGen scenario")
     else:
-        value, units, key, inferred, why = performance(fields, scenario, counts)
-        if why:
-            problems.append(why)
-    if row["mode"] is not None and row["mode"] != "PerformanceOnly":
-        problems.append(f"the summary is of a {row['mode']} run, not the performance run")
+        result = metric(checker, model, scenario, logged, values, system_type)
+        if not checker.knows_scenario(scenario):
+            problems.append(f"checker {checker.version} knows no {scenario} scenario")
+        problems += _llm_checks(checker, model, scenario, logged, values)
+    if result.value is not None and not (math.isfinite(result.value) and 0 < result.value <= MAX_THROUGHPUT):
+        result.null_reason = (f"the value read is {result.value!r} ({result.source}), not a positive number up to "
+                              f"{MAX_THROUGHPUT:g}")
+        result.value = None
+    if result.null_reason:
+        problems.append(f"no value: {result.null_reason}")
+    problems += result.invalid
+    mode = log.get("effective_test_mode") if log is not None and isinstance(log.get("effective_test_mode"), str) \
+        else row["mode"]
+    row["mode"] = mode
+    if mode is not None and mode != "PerformanceOnly":
+        problems.append(f"the log is of a {mode} run, not the performance run")
+    if log is not None and log.errors:
+        problems.append(f"LoadGen logged {log.errors} error(s) in the detail log; the checker rejects such a run")
     if row["result_valid"] is False:
         problems.append("LoadGen judged the run INVALID (" + ", ".join(
             name for name, met in (("performance constraints", row["performance_constraints_satisfied"]),
@@ -258,8 +461,16 @@ def result_row(path: str, data: bytes) -> dict:
                                    ("min queries", row["min_queries_satisfied"]),
                                    ("early stopping", row["early_stopping_satisfied"])) if met is False) + ")")
     elif row["result_valid"] is None:
-        problems.append("the summary states no LoadGen verdict ('Result is')")
-    labels = info.mlcommons_units if info else {}
-    row.update(performance_result=value, performance_units=units, performance_source=key, inferred=inferred,
-               mlcommons_units=labels.get(row["scenario"], units), drop_reason="; ".join(problems) or None)
+        problems.append("the logs state no LoadGen verdict (result_validity, 'Result is')")
+    row.update(performance_result=result.value, performance_units=result.units if result.value is not None else None,
+               mlcommons_units=checker.units_label(model, model_folder, scenario) if scenario else None,
+               performance_source=result.source if result.value is not None else None,
+               performance_log=values.log if result.value is not None else None, inferred=result.inferred,
+               performance_null_reason=result.null_reason, drop_reason="; ".join(problems) or None)
     return row
+
+
+def _counts_tokens(checker: Checker, model: str) -> bool:
+    """Whether the model's throughput counts tokens: one of its metric keys for the checker counts tokens."""
+    keys = [key for (m, _), key in checker.facts.get("metric_key", {}).items() if m == model]
+    return any(loadgen_keys().get(key) and loadgen_keys()[key].performance_units == "Tokens/s" for key in keys)

@@ -23,6 +23,8 @@ from pipelines.lib.io.limits import LIMITS, limit
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.io.paths import ensure_inside, published_db, raw_dir, staging_dir
 from pipelines.lib.mlperf.compliance import validate_ruleset
+from pipelines.lib.mlperf.inference_checker import FACTS_CSV, LOADGEN_KEYS_CSV
+from pipelines.lib.mlperf.precision import PRECISION_SPELLINGS_CSV
 from pipelines.lib.mlperf.rcp import rcp_rules
 from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundRejected, RoundRules
 from pipelines.lib.mlperf.rounds import archive_url
@@ -41,7 +43,7 @@ from pipelines.lib.mlperf.rules import (
 from pipelines.lib.mlperf.rules_releases import GitHubSource, discovery_sources, record_resolution, resolve_rules
 from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, Suite
 from pipelines.lib.mlperf.tables import SUITE_FRAMES, rules_frame, suite_tables
-from pipelines.lib.reference.seeds import BENCHMARK_DATASETS_CSV, BENCHMARKS_CSV
+from pipelines.lib.reference.seeds import BENCHMARK_DATASETS_CSV, BENCHMARKS_CSV, INFERENCE_MODELS_CSV
 from pipelines.lib.reference.sources import DEFAULT_GITHUB_API_URL
 from pipelines.lib.staging.files import staged_files, write_staged
 
@@ -57,10 +59,12 @@ class RoundShrank(RoundRejected):
 
 
 
-# The parser reads each benchmark's convergence unit (benchmarks.csv) and training-set sizes
-# (benchmark_datasets.csv) to classify how a log counts progress (runs.py).
+# Data the parsers read, which decides what is staged: each benchmark's convergence unit (benchmarks.csv) and
+# training-set sizes (benchmark_datasets.csv) classify how a log counts progress (runs.py); the precision
+# spellings map a log's statement; the Inference checker's facts, LoadGen keys and models decide each value.
 _CODE_FILES = sorted(Path(__file__).parent.glob("*.py")) + [
-    package_path("schemas", "mlperf.py"), BENCHMARKS_CSV, BENCHMARK_DATASETS_CSV]
+    package_path("schemas", "mlperf.py"), BENCHMARKS_CSV, BENCHMARK_DATASETS_CSV, PRECISION_SPELLINGS_CSV,
+    INFERENCE_MODELS_CSV, FACTS_CSV, LOADGEN_KEYS_CSV]
 
 
 def parser_version() -> str:
