@@ -143,15 +143,17 @@ SETTINGS: dict[str, Setting] = {
     "warehouse_dir": Setting(DEFAULT_WAREHOUSE_DIR, "where the warehouse lives (every command's --warehouse-dir); "
                              "relative to the current directory", _path),
     "rounds": Setting(_comma_list(DEFAULT_ROUNDS), "the rounds a refresh loads (comma-separated; the refresh's "
-                      "--rounds)", _rounds),
+                      "--rounds); left at the default, every later round GitHub lists is loaded too", _rounds),
     "results_url_template": Setting(DEFAULT_RESULTS_URL_TEMPLATE, "where a round's results archive is fetched "
                                     "({version}: v4.1); http(s), file:// or a path", _text),
     "hpc_rounds": Setting(_comma_list(DEFAULT_HPC_ROUNDS), "the MLPerf HPC rounds a refresh loads (comma-separated; "
-                          "the refresh's --rounds with --suites hpc)", _rounds),
+                          "the refresh's --rounds with --suites hpc); left at the default, every later round GitHub "
+                          "lists too", _rounds),
     "hpc_results_url_template": Setting(DEFAULT_HPC_RESULTS_URL_TEMPLATE, "where an MLPerf HPC round's results "
                                         "archive is fetched ({version}: v3.0)", _text),
     "inference_rounds": Setting(_comma_list(DEFAULT_INFERENCE_ROUNDS), "the MLPerf Inference rounds a refresh "
-                                "loads when the inference suite is on", _rounds),
+                                "loads when the inference suite is on (default: every round from v4.0, and every "
+                                "later round GitHub lists)", _rounds),
     "inference_results_url_template": Setting(DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE, "where an MLPerf Inference "
                                               "round's results archive is fetched ({version}: v5.1)", _text),
     "suites": Setting(["training", "hpc"], "the MLPerf suites a refresh loads (comma-separated: training, hpc, "

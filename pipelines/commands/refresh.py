@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import threading
 import time
 from datetime import date
@@ -70,6 +71,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     started = time.perf_counter()
     base = warehouse_dir()
+    if not args.rounds:
+        by_suite, note = with_listed_rounds(by_suite, settings, base)
+        if note:  # beside the progress lines: what the refresh does, not its outcome
+            from pipelines.lib.warehouse.summary import readable_error
+
+            print(f"rounds: {readable_error(note)}", file=sys.stderr)
     # each suite's results archives: its option (made from SUITES in register), else its setting
     template = {name: results_url_template(getattr(args, suite.results_setting) or getattr(settings, suite.results_setting))
                 for name, suite in SUITES.items()}
@@ -131,8 +138,7 @@ def rounds_by_suite(args: argparse.Namespace, settings) -> dict[str, list[str]]:
               else list(settings.suites))
     if not suites:
         raise ValueError("--suites names no suite (training, hpc, inference)")
-    configured = {"training": list(settings.rounds), "hpc": list(settings.hpc_rounds),
-                  "inference": list(settings.inference_rounds)}
+    configured = {name: list(getattr(settings, suite.rounds_setting)) for name, suite in SUITES.items()}
     if not args.rounds:
         return {s: (configured[s] if s in suites else []) for s in configured}
     given = parse_rounds(args.rounds)
@@ -142,6 +148,33 @@ def rounds_by_suite(args: argparse.Namespace, settings) -> dict[str, list[str]]:
     claimed = set(picked["hpc"]) | set(picked["inference"])
     picked["training"] = [r for r in given if "training" in suites and (r in configured["training"] or r not in claimed)]
     return picked
+
+
+def with_listed_rounds(by_suite: dict[str, list[str]], settings, base) -> tuple[dict[str, list[str]], str]:
+    """A suite left at its default rounds also loads every round GitHub lists for it now (from the oldest round
+    its layout supports on): a new round is refreshed by default without waiting for anyone to configure it.
+    Rounds a user configured stay exactly those. Returns the rounds and a line saying what was added or why
+    nothing could be."""
+    from pipelines.lib.mlperf.discovery import listed_rounds
+    from pipelines.lib.mlperf.rounds import round_sort_key
+    from pipelines.settings import SETTINGS
+
+    defaults = [name for name, suite in SUITES.items()
+                if by_suite[name] and list(getattr(settings, suite.rounds_setting)) == SETTINGS[suite.rounds_setting].default]
+    if not defaults:
+        return by_suite, ""
+    token = settings.github_token.get_secret_value() if settings.github_token else None
+    listed, problem = listed_rounds(base, api_url=settings.github_api_url, token=token)
+    added = []
+    for name in defaults:
+        suite = SUITES[name]
+        new = [r for r in (listed or {}).get(name, [])
+               if round_sort_key(r) >= round_sort_key(suite.oldest_round) and r not in by_suite[name]]
+        by_suite = by_suite | {name: sorted(by_suite[name] + new, key=round_sort_key)}
+        added += [suite.round_label(r) for r in new]
+    found = f"rounds GitHub lists beyond the defaults: {', '.join(added)}" if added else ""
+    unread = f"the default rounds only ({problem})" if problem and listed is None else problem
+    return by_suite, "; ".join(filter(None, (found, unread)))
 
 
 def _nothing_changed(base, request: dict) -> bool:

@@ -142,3 +142,26 @@ def test_configured_rounds_become_partitions_without_github(monkeypatch):
         instance.add_dynamic_partitions("mlperf_hpc_round", ["v3.0"])
         again = configured_rounds.evaluate_tick(context)
         assert not again.run_requests and "already" in again.skip_message
+
+
+def test_a_refresh_at_the_default_rounds_also_loads_every_later_round_github_lists(github, monkeypatch, tmp_path):
+    from pipelines.commands.refresh import with_listed_rounds
+    from pipelines.settings import load_settings
+
+    settings = load_settings()
+    defaults = {"training": list(settings.rounds), "hpc": list(settings.hpc_rounds), "inference": []}
+    by_suite, note = with_listed_rounds(defaults, settings, tmp_path)
+    assert by_suite["hpc"] == [*settings.hpc_rounds, "v4.0"] and by_suite["training"] == list(settings.rounds)
+    assert by_suite["inference"] == [] and note == "rounds GitHub lists beyond the defaults: HPC v4.0"
+    assert with_listed_rounds(defaults, settings, tmp_path)[0] == by_suite  # asked again: a 304, the kept listing
+    assert "if-none-match" in github.server.requests_for("/orgs/mlcommons/repos")[-1][2]
+    # rounds a user configured stay exactly those
+    monkeypatch.setenv("MLPERF_HPC_ROUNDS", "v1.0")
+    configured = load_settings()
+    chosen = {"training": [], "hpc": ["v1.0"], "inference": []}
+    assert with_listed_rounds(chosen, configured, tmp_path) == (chosen, "")
+    # GitHub unreachable with nothing kept: the defaults alone, said so
+    monkeypatch.delenv("MLPERF_HPC_ROUNDS")
+    monkeypatch.setenv("MLPERF_GITHUB_API_URL", "http://github-api.invalid")
+    rounds, why = with_listed_rounds(defaults, load_settings(), tmp_path / "fresh")
+    assert rounds == defaults and why.startswith("the default rounds only (GitHub could not be read")

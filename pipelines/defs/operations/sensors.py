@@ -67,16 +67,17 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
 @dg.sensor(
     jobs=ROUND_JOBS,
     minimum_interval_seconds=300,
-    description="Rounds listed in MLPERF_ROUNDS (default v0.5 … v6.0) and MLPERF_HPC_ROUNDS (v0.7 … v3.0), of the "
+    description="Rounds listed in MLPERF_ROUNDS (default v0.5 … v6.0), MLPERF_HPC_ROUNDS (v0.7 … v3.0) and "
+    "MLPERF_INFERENCE_ROUNDS (v4.0 … v5.1), of the "
     "suites in MLPERF_SUITES, that are not partitions yet become partitions and are fetched: adding a round is "
     "configuration, with or without GitHub discovery.",
 )
 def configured_rounds(context: dg.SensorEvaluationContext):
+    from pipelines.lib.mlperf.suites import SUITES
     from pipelines.settings import load_settings
 
     settings = load_settings()
-    configured = {"training": list(settings.rounds), "hpc": list(settings.hpc_rounds),
-                  "inference": list(settings.inference_rounds)}
+    configured = {name: list(getattr(settings, suite.rounds_setting)) for name, suite in SUITES.items()}
     new = _new_rounds(context, {s: r for s, r in configured.items() if s in settings.suites})
     if not any(new.values()):
         return dg.SkipReason("every configured round is a partition already")

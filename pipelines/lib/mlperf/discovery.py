@@ -57,3 +57,39 @@ def discover_rounds(etag: str | None = None, *, api_url: str = DEFAULT_GITHUB_AP
                      etag=listing.etag,
                      message=", ".join(f"{len(found[name])} {suite.label}" for name, suite in SUITES.items())
                      + " rounds listed")
+
+
+def listed_rounds(base, *, api_url: str = DEFAULT_GITHUB_API_URL, token: str | None = None
+                  ) -> tuple[dict[str, list[str]] | None, str]:
+    """Every suite's rounds as GitHub lists them now, for a refresh's default rounds: asked conditionally on the
+    last listing (kept in `raw/discovery/rounds.json` with its ETag); GitHub unreachable or rate-limited: the
+    last listing, said so; never listed: None. Returns (rounds by suite, a note for the person)."""
+    import json
+    from datetime import UTC, datetime
+
+    from pipelines.lib.io.files import atomic_write_text
+    from pipelines.lib.io.http import FetchError
+    from pipelines.lib.io.paths import raw_dir
+
+    kept = raw_dir("discovery", base) / "rounds.json"
+    try:
+        previous = json.loads(kept.read_text())
+    except (OSError, ValueError):
+        previous = {}
+    if previous.get("api_url") != api_url:
+        previous = {}
+    try:
+        found = discover_rounds(previous.get("etag"), api_url=api_url, token=token)
+        problem = found.message if found.skip_until is not None else ""
+    except FetchError as exc:
+        found, problem = None, f"GitHub could not be read ({exc})"
+    if found is not None and not problem and not found.not_modified:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(kept, json.dumps({"api_url": api_url, "etag": found.etag, "rounds": found.rounds_by_suite,
+                                            "listed_at": datetime.now(UTC).isoformat(timespec="seconds")}))
+        return found.rounds_by_suite, ""
+    if isinstance(previous.get("rounds"), dict):
+        if found is not None and found.not_modified:
+            return previous["rounds"], ""
+        return previous["rounds"], f"{problem}: the rounds as listed {str(previous.get('listed_at', ''))[:10]}"
+    return None, problem or "GitHub's repository list is unavailable"

@@ -32,6 +32,7 @@ class Suite:
     release_tag: re.Pattern
     default_results_url_template: str
     results_setting: str  # the setting naming where its archives are (MLPERF_<NAME>, the refresh's --<name>)
+    rounds_setting: str  # the setting naming the rounds a refresh loads (MLPERF_<NAME>)
     staged_prefix: str  # staged tables `<prefix>runs`, ...; quarantine files `<quarantine_prefix><round>`
     quarantine_source: str  # `source` of this suite's quarantine rows
     quarantine_prefix: str
@@ -39,6 +40,7 @@ class Suite:
     has_rules: bool = True  # scored by the rule files of an mlcommons/logging release
     runs_table: str = "runs"  # the staged table with one row per scored unit (a log; an Inference result)
     label: str = "Training"  # how a person reads the suite's name in a round: "HPC v3.0"
+    oldest_round: str = "v0.5"  # the oldest round whose archive layout the parser reads (older ones are not loaded)
     # the limits (lib/io/limits.py) of this suite's results archive: its download, its decompressed size
     archive_limit: str = "max_archive_bytes"
     archive_total_limit: str = "max_archive_total_bytes"
@@ -76,6 +78,7 @@ TRAINING = Suite(
     release_tag=re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-rc(\d+))?(?:-[\w.-]+)?$"),
     default_results_url_template=DEFAULT_RESULTS_URL_TEMPLATE,
     results_setting="results_url_template",
+    rounds_setting="rounds",
     staged_prefix="mlperf_",
     quarantine_source="mlperf",
     quarantine_prefix="mlperf-",
@@ -88,11 +91,13 @@ HPC = Suite(
     release_tag=re.compile(r"^hpc-(\d+)\.(\d+)\.(\d+)(?:-rc(\d+))?(?:-[\w.-]+)?$"),  # `hpc-3.0.0`, `hpc-1.0.0-rc2`
     default_results_url_template=DEFAULT_HPC_RESULTS_URL_TEMPLATE,
     results_setting="hpc_results_url_template",
+    rounds_setting="hpc_rounds",
     staged_prefix="hpc_",
     quarantine_source="mlperf-hpc",
     quarantine_prefix="hpc-",
     exclusion_prefix="hpc:",
     label="HPC",
+    oldest_round="v0.7",
     result_layouts=("<submitter>/results/<system>/{strong,weak}/<benchmark>/result_*.txt",
                     "<submitter>/results/<system>/<benchmark>/result_*.txt"),  # v0.7: strong only, no level
 )
@@ -103,6 +108,7 @@ INFERENCE = Suite(
     release_tag=re.compile(r"^$^"),
     default_results_url_template=DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
     results_setting="inference_results_url_template",
+    rounds_setting="inference_rounds",
     staged_prefix="inference_",
     quarantine_source="mlperf-inference",
     quarantine_prefix="inference-",
@@ -111,6 +117,7 @@ INFERENCE = Suite(
     runs_table="results",
     scaling_table=None,
     label="Inference",
+    oldest_round="v4.0",  # the results layout and LoadGen logs the parser reads (issue: every round from v4.0)
     result_layouts=("<division>/<submitter>/results/<system>/<model>/<scenario>/performance/run_1/"
                     "mlperf_log_summary.txt",),
     # every detail log and the submitters' code: gigabytes, of which only summaries and systems files are read
