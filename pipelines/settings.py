@@ -105,28 +105,94 @@ def _flag(value: object) -> bool:
     raise ValueError(f"not true or false: {value!r}")
 
 
+def _float(value: object) -> float:
+    """A finite number from a variable's text or a flag's value (`1e9`, `1_000_000`); NaN, ±inf and `1e400`
+    (which reads as inf) are refused here, before any limit compares with them."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"not a number: {value!r}")
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        raise ValueError(f"not a number: {value!r}") from None
+    if not math.isfinite(number):
+        raise ValueError(f"not a finite number: {value!r}")
+    return number
+
+
 def _number(low: float | None = None, high: float | None = None, above: float | None = None) -> Callable:
-    """A number (not NaN), at least `low`, at most `high` and greater than `above` where given."""
-    bounds = " and ".join([*([f"at least {low:g}"] if low is not None else []),
-                           *([f"at most {high:g}"] if high is not None else []),
-                           *([f"greater than {above:g}"] if above is not None else [])]) or "at all"
+    """A finite number, greater than `above`, at least `low` and at most `high` where given."""
+    bounds = " and ".join([*([f"greater than {above:g}"] if above is not None else []),
+                           *([f"at least {low:g}"] if low is not None else []),
+                           *([f"at most {high:g}"] if high is not None else [])]) or "at all"
 
     def read(value: object) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise ValueError(f"not a number: {value!r}")
         try:
-            number = float(value)
+            number = _float(value)
         except ValueError:
-            raise ValueError(f"not a number: {value!r}") from None
-        if math.isnan(number) or (low is not None and number < low) or (high is not None and number > high) \
+            raise ValueError(f"{value!r} is not a number {bounds}") from None
+        if (low is not None and number < low) or (high is not None and number > high) \
                 or (above is not None and number <= above):
             raise ValueError(f"{value!r} is not a number {bounds}")
         return number
+    read.accepted = f"a number {bounds}"
     return read
+
+
+def _limit(name: str) -> Callable:
+    """A limit's value: a finite number in the limit's range, whole where it counts (`limits.accepted`)."""
+    def read(value: object) -> float:
+        try:
+            number = _float(value)
+        except ValueError:
+            raise ValueError(f"{limits.variable(name)} must be {limits.describe(name)}, not {value!r}") from None
+        return limits.check(name, number, given=value)
+    read.accepted = limits.describe(name)
+    return read
+
+
+def _url_template(placeholder: str, what: str) -> Callable:
+    """A URL template: http(s), file:// or a path, its placeholder in the URL's path (`rounds.url_template`)."""
+    from pipelines.lib.mlperf.rounds import url_template
+
+    def read(value: object) -> str:
+        return url_template(_text(value), "", placeholder, what)
+    read.accepted = f"http(s), file:// or a path, with `{placeholder}` in its path"
+    return read
+
+
+def _url(value: object) -> str:
+    """A base URL: http(s) with a host, file:// or a path (what the downloads read), nothing else."""
+    from urllib.parse import urlsplit
+
+    from pipelines.lib.io.redaction import redact_url
+
+    text = _text(value)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018  - a port that is no number raises here
+    except ValueError as exc:
+        raise ValueError(f"not a URL ({exc}): {redact_url(text)!r}") from None
+    scheme = parts.scheme.lower()
+    if scheme in ("http", "https") and not parts.hostname:
+        raise ValueError(f"names no host: {redact_url(text)!r}")
+    if scheme not in ("http", "https", "file") and len(scheme) > 1:
+        raise ValueError(f"must be http(s), file:// or a path, not {scheme}://: {redact_url(text)!r}")
+    return text
 
 
 def _secret(value: object) -> Secret:
     return Secret(_text(value))
+
+
+# What each reader accepts, for the settings page (readers made by a function above set their own).
+_text.accepted = "text"
+_path.accepted = "a folder"
+_comma_list.accepted = "a comma-separated list"
+_rounds.accepted = "comma-separated rounds, e.g. v4.1,5.0"
+_suites.accepted = "comma-separated: training, hpc, inference"
+_flag.accepted = "true or false (1, yes, on; 0, no, off)"
+_secret.accepted = "text, kept secret"
+_url.accepted = "http(s) with a host, file:// or a path"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,22 +211,25 @@ SETTINGS: dict[str, Setting] = {
     "rounds": Setting(_comma_list(DEFAULT_ROUNDS), "the rounds a refresh loads (comma-separated; the refresh's "
                       "--rounds); left at the default, every later round GitHub lists is loaded too", _rounds),
     "results_url_template": Setting(DEFAULT_RESULTS_URL_TEMPLATE, "where a round's results archive is fetched "
-                                    "({version}: v4.1); http(s), file:// or a path", _text),
+                                    "({version}: v4.1); http(s), file:// or a path",
+                                    _url_template("{version}", "results")),
     "hpc_rounds": Setting(_comma_list(DEFAULT_HPC_ROUNDS), "the MLPerf HPC rounds a refresh loads (comma-separated; "
                           "the refresh's --rounds with --suites hpc); left at the default, every later round GitHub "
                           "lists too", _rounds),
     "hpc_results_url_template": Setting(DEFAULT_HPC_RESULTS_URL_TEMPLATE, "where an MLPerf HPC round's results "
-                                        "archive is fetched ({version}: v3.0)", _text),
+                                        "archive is fetched ({version}: v3.0)",
+                                        _url_template("{version}", "HPC results")),
     "inference_rounds": Setting(_comma_list(DEFAULT_INFERENCE_ROUNDS), "the MLPerf Inference rounds a refresh "
                                 "loads when the inference suite is on (default: every round from v4.0, and every "
                                 "later round GitHub lists)", _rounds),
     "inference_results_url_template": Setting(DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE, "where an MLPerf Inference "
-                                              "round's results archive is fetched ({version}: v5.1)", _text),
+                                              "round's results archive is fetched ({version}: v5.1)",
+                                              _url_template("{version}", "Inference results")),
     "suites": Setting(["training", "hpc"], "the MLPerf suites a refresh loads (comma-separated: training, hpc, "
                       "inference; the refresh's --suites). Inference is opt-in: its upstream archives hold every "
                       "detail log, gigabytes per round", _suites),
     "rules_url_template": Setting(DEFAULT_RULES_URL_TEMPLATE, "where the mlcommons/logging archive of a rules ref "
-                                  "is fetched ({ref})", _text),
+                                  "is fetched ({ref})", _url_template("{ref}", "rules")),
     "rules_default_ref": Setting(None, "the rules ref of every round rules_refs.csv does not list (default: "
                                  "discovered: the round's newest release tag that ships its rules, else "
                                  "mlcommons/logging's default branch)", _text),
@@ -169,35 +238,37 @@ SETTINGS: dict[str, Setting] = {
                                 "comma-separated; refresh --trust-rules-ref", _comma_list),
     "accept_shrink": Setting(False, "publish a round whose counted results shrank by more than max_shrink "
                              "(refresh --accept-shrink)", _flag),
-    "azure_prices_url": Setting(DEFAULT_AZURE_URL, "base URL of the Azure Retail Prices API", _text),
-    "aws_pricing_url": Setting(DEFAULT_AWS_URL, "base URL of the AWS Price List Bulk API", _text),
-    "gcp_billing_url": Setting(DEFAULT_GCP_URL, "base URL of the Google Cloud Billing Catalog API", _text),
+    "azure_prices_url": Setting(DEFAULT_AZURE_URL, "base URL of the Azure Retail Prices API", _url),
+    "aws_pricing_url": Setting(DEFAULT_AWS_URL, "base URL of the AWS Price List Bulk API", _url),
+    "gcp_billing_url": Setting(DEFAULT_GCP_URL, "base URL of the Google Cloud Billing Catalog API", _url),
     "gcp_api_key": Setting(None, "API key of the Cloud Billing Catalog API (secret: sent in a header, redacted "
                            "everywhere); unset: the GCP API is skipped", _secret),
-    "oci_prices_url": Setting(DEFAULT_OCI_URL, "base URL of Oracle Cloud's price list API", _text),
+    "oci_prices_url": Setting(DEFAULT_OCI_URL, "base URL of Oracle Cloud's price list API", _url),
     "price_catalog_url": Setting(DEFAULT_CATALOG_URL, "base URL of SkyPilot's catalog: raw.githubusercontent.com, "
-                                 "another HTTP mirror, file:// or a folder", _text),
+                                 "another HTTP mirror, file:// or a folder", _url),
     "price_catalog_listing_url": Setting(None, "GitHub's REST API (or a mirror of it) where the catalog repository's "
                                          "tree lists its versions and clouds (unset: github_api_url when "
                                          "price_catalog_url is on raw.githubusercontent.com; a folder is listed "
-                                         "itself; another mirror is probed)", _text),
+                                         "itself; another mirror is probed)", _url),
     "github_api_url": Setting(DEFAULT_GITHUB_API_URL, "GitHub's REST API (or a mirror): round discovery, and the "
                               "tags and default branch of mlcommons/logging for the rules of new rounds, the SkyPilot "
-                              "catalog's tree", _text),
+                              "catalog's tree", _url),
     "github_token": Setting(None, "GitHub token for round, rules and catalog discovery (secret; optional, raises the rate "
                             "limit)", _secret),
     "allowed_hosts": Setting([], "hosts, besides each configured URL's own, whose links (AWS currentVersionUrl, "
                              "Azure NextPageLink, GitHub next) are followed", _comma_list),
     "electricity_usd_per_kwh": Setting(None, "electricity price for energy costs, USD per kWh (unset: energy "
-                                       "costs are not computed)", _number(above=0)),
+                                       "costs are not computed)", _number(above=0, high=10)),
     "pue": Setting(DEFAULT_PUE, f"power usage effectiveness applied to measured energy ({PUE_SOURCE})",
                    _number(low=1, high=5)),
     "debug": Setting(False, "show Dagster's errors with their tracebacks", _flag),
-    # the limits, one per `lib.io.limits.LIMITS` entry (checked by `limits.check` once read)
-    **{name: Setting(default, what, _number()) for name, (default, what) in limits.LIMITS.items()},
+    # the limits, one per `lib.io.limits.LIMITS` entry, each read within its range (`limits.accepted`)
+    **{name: Setting(default, what, _limit(name)) for name, (default, what) in limits.LIMITS.items()},
 }
 # The settings read as Secret values (never shown, logged or stored): named by their reader alone.
 SECRETS = tuple(name for name, setting in SETTINGS.items() if setting.read is _secret)
+# The settings that are URLs (or URL templates): any credentials in them are redacted wherever they go.
+URLS = tuple(name for name in SETTINGS if name.endswith(("_url", "_url_template")))
 
 
 class _SettingsMethods:
@@ -209,11 +280,15 @@ class _SettingsMethods:
 
     def fingerprint(self) -> dict[str, object]:
         """Every setting as a refresh's request records it: secrets only as whether they are set."""
+        from pipelines.lib.io.redaction import redact_url
+
         out: dict[str, object] = {}
         for name in SETTINGS:
             value = getattr(self, name)
             if name in SECRETS:
                 out[name] = "set" if value is not None else None
+            elif name in URLS and value is not None:  # recorded by a refresh: no URL's credentials
+                out[name] = redact_url(value)
             elif name != "debug":
                 out[name] = str(value) if isinstance(value, Path) else value
         return out
@@ -247,21 +322,19 @@ def load_settings(**overrides) -> Settings:
             continue
         try:
             values[name] = setting.read(given[name])
-        except ValueError as exc:
-            problems.append(f"{limits.variable(name)}: {exc}")
+        except ValueError as exc:  # each problem names its variable once (a limit's message starts with it)
+            text, variable = str(exc), limits.variable(name)
+            problems.append(text if text.startswith(variable + " ") else f"{variable}: {text}")
     if problems:
         raise ValueError("invalid setting: " + "; ".join(sorted(problems)))
-    settings = Settings(**values)
-    for name, value in settings.limit_values().items():
-        limits.check(name, value)
-    return settings
+    return Settings(**values)
 
 
 def apply(settings: Settings) -> Settings:
     """Give the plain-function layer what it needs of the settings, for this process."""
     from pipelines.lib.io.hosts import configure_allowed_hosts
     from pipelines.lib.io.paths import configure_warehouse_dir
-    from pipelines.lib.io.redaction import register_secret
+    from pipelines.lib.io.redaction import register_secret, register_url_credentials
 
     limits.configure(settings.limit_values())
     configure_warehouse_dir(settings.warehouse_dir)
@@ -270,6 +343,8 @@ def apply(settings: Settings) -> Settings:
         secret = getattr(settings, name)
         if secret is not None:
             register_secret(secret.get_secret_value())
+    for name in URLS:  # a mirror's password is used to download, and shown or stored nowhere
+        register_url_credentials(getattr(settings, name))
     return settings
 
 
@@ -289,9 +364,9 @@ def _shown(name: str, value: object) -> str:
 
 
 def settings_reference() -> str:
-    """Markdown table of every setting: variable, default, what it does (docs/pages/settings.md)."""
-    lines = ["| variable | default | what it sets |", "|---|---|---|"]
+    """Markdown table of every setting: variable, default, what it does, what it accepts (docs/pages/settings.md)."""
+    lines = ["| variable | default | what it sets | accepted |", "|---|---|---|---|"]
     for name, setting in SETTINGS.items():
         default = _shown(name, setting.default)
-        lines.append(f"| `{limits.variable(name)}` | `{default}` | {setting.description} |")
+        lines.append(f"| `{limits.variable(name)}` | `{default}` | {setting.description} | {setting.read.accepted} |")
     return "\n".join(lines) + "\n"

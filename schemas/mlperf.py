@@ -130,7 +130,7 @@ class MlperfScaling(pa.DataFrameModel):
     submitter: str
     system: str
     benchmark: str
-    scaling_factor: float = pa.Field(nullable=True, gt=0, le=100)
+    scaling_factor: float = pa.Field(nullable=True, ge=1, le=100)  # round_parser.MIN/MAX_SCALING_FACTOR
     scaling_file: str = pa.Field(nullable=True)
     scaling_problem: str = pa.Field(nullable=True)
 
@@ -294,7 +294,7 @@ class InferenceResult(pa.DataFrameModel):
     drop_reason: str = pa.Field(nullable=True)
     power_submission: bool  # the result has a ranging run beside run_1: its power was measured
     # from MLCommons' results table (summary_results.json) when the archive ships it
-    mlcommons_performance_result: float = pa.Field(nullable=True)
+    mlcommons_performance_result: float = pa.Field(nullable=True, gt=0, le=MAX_THROUGHPUT)  # NaN, ±inf: nulled
     mlcommons_table_units: str = pa.Field(nullable=True)
     power_result: float = pa.Field(nullable=True, gt=0, le=MAX_POWER_W)
     power_units: str = pa.Field(nullable=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +24,36 @@ def warehouse_base(args: argparse.Namespace) -> Path | None:
 def add_allow_external_access(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-external-access", action="store_true",
                         help="let the SQL read and write files, INSTALL/LOAD extensions and use the network")
+
+
+def limit_flag(name: str):
+    """An argparse `type` for a flag that sets the limit `name` for one command (`query --timeout`): the limit's
+    range (`lib.io.limits.accepted`), finite, whole where it counts. A bad value is argparse's usage error, which
+    names the flag: `argument --timeout: must be a number of seconds above 0 and at most 10,000,000, not 'nan'`."""
+    from pipelines.lib.io import limits
+
+    def parse(text: str) -> float:
+        try:
+            number = float(text)
+            if not math.isfinite(number):
+                raise ValueError(text)
+            return limits.check(name, number)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"must be {limits.describe(name)}, not {text!r}") from None
+    return parse
+
+
+def whole_flag(low: int, high: int):
+    """An argparse `type` for a whole number from `low` to `high` (a row count, a port)."""
+    def parse(text: str) -> int:
+        try:
+            number = int(text.strip().replace("_", ""))
+        except ValueError:
+            number = None
+        if number is None or not low <= number <= high:
+            raise argparse.ArgumentTypeError(f"must be a whole number from {low:,} to {high:,}, not {text!r}")
+        return number
+    return parse
 
 
 class UsageError(Exception):

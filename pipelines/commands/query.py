@@ -5,17 +5,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
-import json
 import math
 import signal
 import sys
 import threading
 from decimal import Decimal
 
-from pipelines.commands import add_allow_external_access, add_warehouse_dir, warehouse_base
+from pipelines.commands import add_allow_external_access, add_warehouse_dir, limit_flag, warehouse_base, whole_flag
 from pipelines.lib.io.text import neutralised, visible
 
 DEFAULT_LIMIT = 50
+MAX_ROWS = 10**12  # --limit: more rows than any result holds
 EXAMPLES = """examples:
   mlperf-warehouse query "select round, count(*) from fct_training_result group by 1 order by 1"
   mlperf-warehouse query "select * from mart_scaling_efficiency where benchmark = 'gpt3'" --limit 0
@@ -37,12 +37,13 @@ def register(subparsers) -> None:
     p.add_argument("sql", help="the SQL statement, e.g. \"select * from dim_accelerator\"")
     p.add_argument("--format", choices=["table", "csv", "json"], default="table",
                    help="table (default: rounded, at most --limit rows), csv or json (every row, full precision)")
-    p.add_argument("--limit", type=int, default=None, metavar="N",
+    p.add_argument("--limit", type=whole_flag(0, MAX_ROWS), default=None, metavar="N",
                    help=f"rows shown in table format (default {DEFAULT_LIMIT}; 0 = all); with csv/json: no limit unless given")
-    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--timeout", type=limit_flag("query_timeout_seconds"), default=None, metavar="SECONDS",
                    help="stop the statement after this many seconds (default: MLPERF_QUERY_TIMEOUT_SECONDS, else 60)")
-    p.add_argument("--memory-limit", default=None, metavar="BYTES",
-                   help="memory the statement may use, e.g. 4e9 (default: MLPERF_QUERY_MEMORY_BYTES, else 2 GiB)")
+    p.add_argument("--memory-limit", type=limit_flag("query_memory_bytes"), default=None, metavar="BYTES",
+                   help="memory the statement may use, every allocation counted, e.g. 4e9 (default: "
+                        "MLPERF_QUERY_MEMORY_BYTES, else 2 GiB)")
     add_allow_external_access(p)
     add_warehouse_dir(p)
     p.set_defaults(handler=run)
@@ -54,14 +55,16 @@ def run(args: argparse.Namespace) -> int:
 
     from pipelines.lib.io.limits import limit as setting
     from pipelines.lib.io.paths import published_db
-    from pipelines.lib.warehouse.query import connect_readonly
+    from pipelines.lib.warehouse.query import connect_readonly, memory_bound
 
     limit = args.limit if args.limit is not None else (DEFAULT_LIMIT if args.format == "table" else 0)
     timeout = args.timeout if args.timeout is not None else setting("query_timeout_seconds")
-    memory = int(float(args.memory_limit)) if args.memory_limit else setting("query_memory_bytes")
+    memory = int(args.memory_limit) if args.memory_limit is not None else setting("query_memory_bytes")
     base = warehouse_base(args)
+    # DuckDB's memory_limit stops what its buffer manager tracks, gracefully; the process limit stops the rest
+    # (strings, lists), so the bound holds for every allocation of the statement and of its fetched rows.
     with connect_readonly(published_db(base), sandbox=not args.allow_external_access, memory_bytes=memory) as con, \
-            _bounded(con, timeout) as stopped:
+            memory_bound(memory), _bounded(con, timeout) as stopped:
         try:
             cursor = con.execute(args.sql)
             columns = [d[0] for d in cursor.description or []]
@@ -81,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: the query was stopped after {timeout:g} s (--timeout SECONDS or "
                   "MLPERF_QUERY_TIMEOUT_SECONDS allow more)", file=sys.stderr)
             return 1
-        except duckdb.OutOfMemoryException:
+        except (duckdb.OutOfMemoryException, MemoryError):
             print(f"error: the query needs more than {memory / (1 << 30):.3g} GiB of memory (--memory-limit BYTES or "
                   "MLPERF_QUERY_MEMORY_BYTES allow more)", file=sys.stderr)
             return 1
@@ -89,9 +92,10 @@ def run(args: argparse.Namespace) -> int:
         writer = csv.writer(sys.stdout)
         writer.writerow(columns)
         writer.writerows([neutralised(v) for v in row] for row in rows)
-    elif args.format == "json":
-        json.dump([dict(zip(columns, r, strict=False)) for r in rows], sys.stdout, default=str, indent=1)
-        print()
+    elif args.format == "json":  # strict JSON: NaN and ±Infinity are null (lib.io.jsonsafe)
+        from pipelines.lib.io.jsonsafe import dumps_strict
+
+        print(dumps_strict([dict(zip(columns, r, strict=False)) for r in rows], indent=1))
     else:
         print(render_table(columns, rows, total=total))
     if total > len(rows) and args.format != "table":

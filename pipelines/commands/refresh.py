@@ -36,10 +36,10 @@ def register(subparsers) -> None:
     p.add_argument("--suites", metavar="S,S", help="comma-separated suites: training, hpc, inference (default: "
                    "MLPERF_SUITES, else training,hpc)")
     for suite in SUITES.values():  # --results-url-template (Training), --hpc-results-url-template, ...
-        p.add_argument(suite.results_flag, metavar="URL",
+        p.add_argument(suite.results_flag, metavar="URL", type=template_flag("{version}", f"{suite.label} results"),
                        help=f"where MLPerf {suite.label} archives are: a URL with {{version}}; http(s), file:// or a "
                        f"path (default: {suite.results_variable}, else GitHub's {suite.repository}_{{version}})")
-    p.add_argument("--rules-url-template", metavar="URL",
+    p.add_argument("--rules-url-template", metavar="URL", type=template_flag("{ref}", "rules"),
                    help="where the rules are: a URL with {ref} for the mlcommons/logging archive each round was "
                         "scored with (default: MLPERF_RULES_URL_TEMPLATE, else GitHub's archive of the ref)")
     p.add_argument("--trust-rules-ref", action="append", default=[], metavar="REF",
@@ -54,6 +54,19 @@ def register(subparsers) -> None:
                         "a refresh checks each source with a conditional GET and stops there, without Dagster)")
     add_warehouse_dir(p)
     p.set_defaults(handler=run)
+
+
+def template_flag(placeholder: str, what: str):
+    """An argparse `type` for a URL template flag, checked as its setting is (`rounds.url_template`): a bad one is
+    a usage error naming the flag."""
+    def parse(text: str) -> str:
+        from pipelines.lib.mlperf.rounds import url_template
+
+        try:
+            return url_template(text, "", placeholder, what)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return parse
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,11 +96,12 @@ def run(args: argparse.Namespace) -> int:
     results_template, hpc_template, inference_template = template["training"], template["hpc"], template["inference"]
     rounds, hpc_rounds, inference_rounds = by_suite["training"], by_suite["hpc"], by_suite["inference"]
     rules_template = rules_url_template(args.rules_url_template or settings.rules_url_template)
-    request = preflight.request_key(rounds, results_template, rules_template, prices=not args.no_prices,
+    # recorded in the pre-flight manifest, as every record, without a URL's credentials (compared as recorded)
+    request = preflight.request_key(rounds, redact(results_template), redact(rules_template), prices=not args.no_prices,
                                     settings=settings.fingerprint())
     request["trusted_rules_refs"] = sorted(set(args.trust_rules_ref))
-    request["hpc"] = {"rounds": hpc_rounds, "results_template": hpc_template}
-    request["inference"] = {"rounds": inference_rounds, "results_template": inference_template}
+    request["hpc"] = {"rounds": hpc_rounds, "results_template": redact(hpc_template)}
+    request["inference"] = {"rounds": inference_rounds, "results_template": redact(inference_template)}
     if not (args.full or args.accept_shrink) and _nothing_changed(base, request):
         print(f"nothing changed since the last complete refresh: every source unchanged upstream, "
               f"no Dagster run started (--full runs every job anyway)\n  {base / 'mlperf.duckdb'}")

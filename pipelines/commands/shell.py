@@ -13,7 +13,9 @@ EXAMPLES = """examples:
   mlperf-warehouse shell --allow-external-access   # to COPY results out to a file, read a CSV, INSTALL ...
 
 The session is read-only and sandboxed: no file read or written outside the warehouse, no INSTALL or
-LOAD, no network, and the configuration locked (the duckdb CLI runs in -safe mode)."""
+LOAD, no network, and the configuration locked (the duckdb CLI runs in -safe mode). It may use
+MLPERF_QUERY_MEMORY_BYTES of memory (2 GiB), every allocation counted: a statement that needs more fails
+with DuckDB's "Out of Memory Error"."""
 
 
 def register(subparsers) -> None:
@@ -49,11 +51,24 @@ def cli_command(cli: str, path, allow_external_access: bool) -> list[str]:
     return [cli, "-readonly", *([] if allow_external_access else ["-safe"]), str(path)]
 
 
+def cli_own_bytes() -> int:
+    """The duckdb CLI's own data memory once started, on top of which the session's limit goes: about 14 MiB
+    (measured, 1.5) and one thread stack per core (DuckDB starts a thread per core; a stack is writable private
+    memory, which RLIMIT_DATA counts), with room to spare."""
+    import os
+    import resource
+
+    stack = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    stack = stack if 0 < stack < (1 << 30) else 8 << 20
+    return (32 << 20) + (os.cpu_count() or 1) * stack
+
+
 def run(args: argparse.Namespace) -> int:
     import subprocess
 
+    from pipelines.lib.io.limits import limit
     from pipelines.lib.io.paths import published_db
-    from pipelines.lib.warehouse.query import WarehouseMissing, published_build_file
+    from pipelines.lib.warehouse.query import WarehouseMissing, limit_child_memory, published_build_file
 
     path = published_db(warehouse_base(args))
     if not path.exists():
@@ -64,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         command = cli_command(cli, path, args.allow_external_access)
         probe = subprocess.run(command[:-1] + ["-c", "select 1", str(path)], capture_output=True, text=True)
         if probe.returncode == 0:
-            return subprocess.call(command)
+            # -safe locks DuckDB's configuration before a memory_limit could be set: the process limit bounds it
+            return subprocess.call(command, preexec_fn=limit_child_memory(limit("query_memory_bytes"), cli_own_bytes()))
         reason = next((line for line in (probe.stderr + probe.stdout).splitlines() if line.strip()), "no reason given")
         print(f"the duckdb CLI ({cli}) cannot open {path.name}: {reason.strip()}\n"
               "opening a Python REPL instead", file=sys.stderr)
@@ -77,9 +93,11 @@ def _python_repl(path, allow_external_access: bool) -> int:
     import duckdb
     import polars as pl
 
-    from pipelines.lib.warehouse.query import connect_readonly
+    from pipelines.lib.io.limits import limit
+    from pipelines.lib.warehouse.query import connect_readonly, memory_bound
 
-    with connect_readonly(path, sandbox=not allow_external_access) as con:
+    memory = limit("query_memory_bytes")
+    with connect_readonly(path, sandbox=not allow_external_access, memory_bytes=memory) as con, memory_bound(memory):
         banner = (f"read-only DuckDB connection `con` on {path}; polars as `pl`.\n"
                   'e.g. con.sql("select * from fct_training_result limit 5").pl()')
         code.interact(banner=banner, local={"con": con, "duckdb": duckdb, "pl": pl}, exitmsg="")

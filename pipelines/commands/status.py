@@ -44,7 +44,7 @@ def render(status: dict) -> str:
     elif status["built_at"] is None:
         lines.append(f"no warehouse published yet at {status['path']}; run `mlperf-warehouse refresh`")
     else:
-        published = (status["published"] or {}).get("build", "?")
+        published = status.get("build") or "? (the published file is not a kept build)"
         lines += [f"published: {status['path']}",
                   f"  build:       {published}",
                   f"  built at:    {status['built_at']}",
@@ -56,6 +56,8 @@ def render(status: dict) -> str:
                 lines.append(f"  {suite.label} rounds ({len(rounds)}): {', '.join(rounds)}")
         for provider, fetched_at in status["prices"].items():
             lines.append(f"  prices {provider}: latest snapshot {fetched_at}")
+        if status.get("record_behind"):
+            lines.append(f"  note: {status['record_behind']}")
     lines.append(f"kept builds ({len(status['builds'])}): " + (", ".join(status["builds"]) or "none"))
     pins = status.get("rules_pinned_on_first_use") or {}
     if pins:  # refs rules_refs.csv does not list, trusted on first use (raw/rules/record.json)
@@ -83,13 +85,12 @@ def render(status: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
+    from pipelines.lib.io.jsonsafe import dumps_strict
     from pipelines.lib.warehouse.status import warehouse_status
 
     status = warehouse_status(warehouse_base(args))
-    if args.json:
-        print(json.dumps(structured(status), indent=2, default=str))
+    if args.json:  # strict JSON: NaN and ±Infinity (none expected) would be null
+        print(dumps_strict(structured(status), indent=2))
     else:
         print(render(status))
     return 0

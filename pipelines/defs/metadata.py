@@ -13,7 +13,11 @@ import dagster as dg
 @dataclass(frozen=True)
 class AssetMetadata:
     def as_metadata(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        """Every value as Dagster records it (its run and event databases, the UI): text redacted (a mirror URL's
+        credentials, a secret), whatever storage the instance uses."""
+        from pipelines.lib.io.redaction import redact
+
+        return {k: redact(v) if isinstance(v, str) else v for k, v in asdict(self).items() if v is not None}
 
     @classmethod
     def from_metadata(cls, values: dict) -> Self:
@@ -35,7 +39,9 @@ class ArchiveFetched(AssetMetadata):
     bytes: int
 
     def as_metadata(self) -> dict:
-        return super().as_metadata() | {"url": dg.MetadataValue.url(self.url)}
+        from pipelines.lib.io.redaction import redact
+
+        return super().as_metadata() | {"url": dg.MetadataValue.url(redact(self.url))}
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,10 @@ and the other way round. Only the CLI's instance uses them (instance.py).
 Each run has a database file of its own, which Dagster creates with ~50 DDL statements and an alembic
 stamp (loading every migration script): 56-59 ms of CPU, three times per refresh. A new run's file is
 instead a copy of one empty run database that Dagster's own initialization made once per process (0.3 ms).
+
+Nothing secret is stored: every event and run is stored as `redact` leaves it (`_redacted`), so a configured
+secret, or the credentials of a mirror's URL recorded as an archive's metadata or in a log line, never reaches
+the run databases or the UI that reads them.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.pool import QueuePool
 
 from pipelines.lib.io.files import create_file
+from pipelines.lib.io.redaction import redact
 
 # Engines (one connection each) kept open per event-log storage besides the index: a refresh runs one
 # job at a time, so a handful of run databases is plenty; older ones are closed.
@@ -54,6 +59,17 @@ def _pragmas(dbapi_connection, _record) -> None:
 
 
 _RUN_DATABASE_TEMPLATE: bytes | None = None
+
+
+def _redacted(value):
+    """`value` (an event or a run) as it may be stored: with every secret and URL credential `redact` finds in its
+    serialized form masked. Redacted on the serialized text, so a field of any depth (metadata, a log message, an
+    error's text, a tag) is covered; an object with nothing to mask is stored as it is."""
+    from dagster._serdes import deserialize_value, serialize_value
+
+    text = serialize_value(value)
+    clean = redact(text)
+    return value if clean == text else deserialize_value(clean, as_type=type(value))
 
 
 class SqliteEventLogStorageKeepingConnections(SqliteEventLogStorage):
@@ -106,6 +122,9 @@ class SqliteEventLogStorageKeepingConnections(SqliteEventLogStorage):
             with self._shard_engine(shard).connect() as conn, conn.begin():
                 yield conn
 
+    def store_event(self, event) -> None:
+        super().store_event(_redacted(event))
+
     def has_table(self, table_name: str) -> bool:
         """Dagster asks for each asset event, each time on a new connection; a table, once there, stays."""
         if table_name in self._tables_seen:
@@ -144,6 +163,12 @@ class SqliteRunStorageKeepingConnection(SqliteRunStorage):
             self._kept_engine = _engine(self._conn_string)
         with self._kept_engine.connect() as conn, conn.begin():
             yield conn
+
+    def add_run(self, dagster_run):
+        return super().add_run(_redacted(dagster_run))
+
+    def add_run_tags(self, run_id: str, new_tags) -> None:
+        super().add_run_tags(run_id, {key: redact(value) for key, value in new_tags.items()})
 
     def dispose(self) -> None:
         if self._kept_engine is not None:

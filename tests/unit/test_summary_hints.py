@@ -15,8 +15,9 @@ from pipelines.settings import SETTINGS
 
 
 def _is_refresh_option(flag: str) -> bool:
+    value = "file:///data/x_{version}.tar.gz" if flag.endswith("-url-template") else "training"  # a valid value
     try:
-        build_parser().parse_args(["refresh", flag, "training"])
+        build_parser().parse_args(["refresh", flag, value])
     except SystemExit:
         return False
     return True

@@ -245,7 +245,8 @@ def _sidecar(dest: Path) -> dict[str, Any] | None:
 def _read_meta(dest: Path, url: str) -> dict[str, Any] | None:
     """The sidecar of the copy in `dest`, if it describes that file as fetched from `url`."""
     meta = _sidecar(dest)
-    return meta if meta is not None and meta.get("url") == url else None
+    # sidecars are written redacted: a URL with credentials is stored without them
+    return meta if meta is not None and meta.get("url") in (url, redact(url)) else None
 
 
 def recorded_sha256(dest: Path) -> str | None:

@@ -1,20 +1,26 @@
-"""JSON parsing with a nesting-depth cap, so a hostile document is a ValueError, not a RecursionError.
+"""JSON parsing with a nesting-depth cap, so a hostile document is a ValueError, not a RecursionError; and JSON
+writing that is strict, so what users get parses everywhere.
 
 `loads_bounded` accepts exactly what `json.loads` accepts (orjson first, for speed), except
 documents nested deeper than `MLPERF_MAX_JSON_DEPTH` (default 256; real MLPerf and price
-documents stay under 10).
+documents stay under 10). `dumps_strict` writes NaN and ±Infinity as null.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+from decimal import Decimal
 
 import orjson
 
 from pipelines.lib.io.limits import limit
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+# Strings are found after their escapes are dropped (`\\` pairs, then `\"`): a string is then `"[^"]*"`, which a
+# regular expression scans in linear time (the pattern with escapes inside backtracks quadratically on an
+# unterminated string of escaped quotes)
+_STRING = re.compile(r'"[^"]*"')
 _BRACKET = re.compile(r"[\[\]{}]")
 
 
@@ -30,7 +36,8 @@ def json_depth_over(text: str | bytes, max_depth: int) -> bool:
     if text.count("[") + text.count("{") <= max_depth:
         return False
     depth = 0
-    for match in _BRACKET.finditer(_STRING.sub('""', text)):
+    unescaped = text.replace("\\\\", "").replace('\\"', "")
+    for match in _BRACKET.finditer(_STRING.sub('""', unescaped)):
         if match.group() in "[{":
             depth += 1
             if depth > max_depth:
@@ -101,3 +108,29 @@ class DepthGuard:
         if max(self.depth, end) + passes > self.max_depth:
             raise JSONTooDeep(f"JSON nested deeper than {self.max_depth} levels (MLPERF_MAX_JSON_DEPTH)")
         self.depth = end
+
+
+def finite(value):
+    """`value` with every NaN and ±Infinity (float or Decimal, at any depth of lists, tuples and dicts) as None:
+    what strict JSON can hold (`json.dumps` would write `NaN`, which JSON parsers other than Python's refuse)."""
+    kind = type(value)
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind in (str, int, bool) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(item) for item in value]
+    if isinstance(value, Decimal):
+        return value if value.is_finite() else None
+    if isinstance(value, float):  # a subclass of float
+        return value if math.isfinite(value) else None
+    return value
+
+
+def dumps_strict(value, **kwargs) -> str:
+    """JSON every parser reads: non-finite numbers as null (`finite`), `allow_nan=False` as the proof; other
+    values JSON has no type for (dates, Decimals, UUIDs) as their text unless `default` says otherwise."""
+    kwargs.setdefault("default", str)
+    return json.dumps(finite(value), allow_nan=False, **kwargs)

@@ -28,6 +28,10 @@ LIMITS: dict[str, tuple[float, str]] = {
     "max_inference_archive_bytes": (16 * GiB, "bytes of one MLPerf Inference results archive download"),
     "max_inference_archive_total_bytes": (256 * GiB, "decompressed bytes of a whole MLPerf Inference archive"),
     "max_line_bytes": (4 * MiB, "bytes of one line of a result log (longer: the log is quarantined)"),
+    # Real LoadGen lines: under 200 bytes in a summary, under 3 KB in a detail log (v5.1); what is kept of them
+    # waits until the round's every result is read.
+    "max_loadgen_line_bytes": (64 * KiB, "bytes of one line of an Inference LoadGen summary or detail log "
+                                         "(longer: that log is not read, a quarantine row says why)"),
     "max_json_depth": (256, "nesting depth of any JSON document"),
     "max_config_bytes": (1 * MiB, "bytes of a result log's configuration lines before run_start (read for its precision)"),
     "max_rule_file_bytes": (1 * MiB, "bytes of one rule file of a rules archive"),
@@ -43,21 +47,68 @@ LIMITS: dict[str, tuple[float, str]] = {
 SHARES = frozenset({"max_shrink"})  # a share between 0 and 1, not a size: read with `share`
 _values: dict[str, float] = {}
 
+# The values each limit accepts: (lowest, highest, whole). Above the highest a limit no longer bounds anything
+# (1e400 reads as infinity; `int()` of it fails far from the setting), and a count must be whole (a worker count
+# of 0.5 would become 0). Chosen by the name's ending, so a new limit gets its range without an entry here.
+PiB = 1 << 50
+MAX_SECONDS = 10_000_000  # about 116 days: beyond any download, scoring or query anyone waits for
+_RANGES: dict[str, tuple[float, float, bool]] = {
+    "max_json_depth": (1, 100_000, True),
+    "max_parse_workers": (1, 1024, True),
+    # a query process needs some memory of its own beyond DuckDB's (query.py: the process limit)
+    "query_memory_bytes": (16 * MiB, PiB, True),
+}
+
+
+def accepted(name: str) -> tuple[float, float, bool]:
+    """(lowest, highest, whole number) of the values the limit `name` accepts."""
+    if name not in LIMITS:
+        raise KeyError(f"no limit named {name!r}")
+    if name in _RANGES:
+        return _RANGES[name]
+    if name in SHARES:
+        return 0, 1, False
+    if name.endswith(("_bytes", "_bytes_per_second")):
+        return 1, PiB, True
+    if name.endswith("_seconds"):
+        return 0, MAX_SECONDS, False  # above 0 (a zero window or deadline would stop everything)
+    return 0, 1e15, False
+
+
+def describe(name: str) -> str:
+    """The accepted values of the limit `name`, for messages and the settings page."""
+    low, high, whole = accepted(name)
+    if name in SHARES:
+        return "a share between 0 and 1"
+    unit = " of bytes" if name.endswith("_bytes") else " of bytes per second" if name.endswith("_bytes_per_second") \
+        else " of seconds" if name.endswith("_seconds") else ""
+
+    def shown(n: float) -> str:
+        return f"{n:,.0f}" if n < KiB or not unit.startswith(" of bytes") else f"{human(n)} ({n:,.0f})"
+    lowest = "above 0 and at most" if low == 0 else f"from {shown(low)} to"
+    return f"{'a whole number' if whole else 'a number'}{unit} {lowest} {shown(high)}"
+
+
+def check(name: str, value: float, given: object = None) -> float:
+    """`value` if it is valid for the limit `name`, else ValueError naming its variable and what it accepts
+    (and `given`, the text `value` was read from, where there was one)."""
+    low, high, whole = accepted(name)
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    shown = repr(value if given is None else given)
+    if name in SHARES:
+        if number is None or not low <= number <= high:  # NaN fails every comparison
+            raise ValueError(f"{variable(name)} must be a share between 0 and 1, not {shown}")
+        return value
+    if number is None or not number > 0:  # NaN too
+        raise ValueError(f"{variable(name)} must be positive: {describe(name)}, not {shown}")
+    if not low <= number <= high or (whole and number != int(number)):
+        raise ValueError(f"{variable(name)} must be {describe(name)}, not {shown}")
+    return value
+
 
 def variable(name: str) -> str:
     """The environment variable of a setting, a limit or any other (for messages: the settings layer reads it)."""
     return ENV_PREFIX + name.upper()
-
-
-def check(name: str, value: float) -> float:
-    """`value` if it is valid for the limit `name`, else ValueError saying why."""
-    if name not in LIMITS:
-        raise KeyError(f"no limit named {name!r}")
-    if name in SHARES and not 0 <= value <= 1:
-        raise ValueError(f"{variable(name)} must be a share between 0 and 1, not {value!r}")
-    if name not in SHARES and not value > 0:
-        raise ValueError(f"{variable(name)} must be positive, not {value!r}")
-    return value
 
 
 def configure(values: Mapping[str, float]) -> None:
@@ -78,11 +129,13 @@ def _value(name: str) -> float:
     return _values.get(name, LIMITS[name][0])
 
 
-def limit(name: str) -> int:
-    """The limit in force: the configured value, else the default."""
+def limit(name: str) -> int | float:
+    """The limit in force: the configured value, else the default (a whole number where the limit counts,
+    seconds as given: a deadline of 0.5 s stays 0.5 s)."""
     if name in SHARES:
         raise KeyError(f"{name} is a share: read it with share()")
-    return int(_value(name))
+    value = _value(name)
+    return int(value) if accepted(name)[2] else value
 
 
 def share(name: str) -> float:
@@ -93,7 +146,7 @@ def share(name: str) -> float:
 
 
 def human(n: float) -> str:
-    for unit, size in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+    for unit, size in (("PiB", PiB), ("TiB", 1 << 40), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
         if n >= size and n % size == 0:
             return f"{n // size:.0f} {unit}"
     return f"{n:.0f} bytes"

@@ -13,8 +13,13 @@ def number_or_none(value: Any, *, text: bool = True, finite: bool = False) -> fl
     finite: NaN and ±inf are None too (else they pass through, for the validation bounds to catch).
     """
     kind = type(value)
-    if kind is float or kind is int:
-        number = float(value)
+    if kind is int:
+        try:
+            number = float(value)
+        except OverflowError:  # JSON integers have no size limit: one past floats is ±inf
+            number = math.inf if value > 0 else -math.inf
+    elif kind is float:
+        number = value
     elif kind is bool or not text:
         return None
     else:

@@ -7,7 +7,9 @@ Bounded whatever the archive holds: a member over its size limit is refused (qua
 limit named) without being read; result logs are read as a stream, line by line, and only the
 lines that can hold MLPerf log records are kept (a 2 GiB zero-filled member costs no memory); a
 line over the line limit refuses the member; an archive over its total decompressed limit fails
-with one line. JSON members are read whole, so their limit is smaller.
+with one line. JSON members are read whole, so their limit is smaller. Other text (Inference's LoadGen
+summaries and detail logs) goes to the caller's reader, which streams it (`complete_lines`). A path
+the archive holds twice is read once: the second member is refused, naming the path.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, Any
 
 try:  # pinned (pyproject.toml); plain zlib where it is not installed
     from isal import igzip as _igzip
@@ -42,7 +44,9 @@ class ArchiveError(Exception):
 @dataclass(frozen=True)
 class Member:
     path: str  # relative to the archive's top folder, e.g. "NVIDIA/results/dgx/bert/result_0.txt"
-    data: bytes | None  # None for refused members
+    # JSON: its bytes; a result log: its FilteredLog; with iter_members' read_text, what that returned; None for
+    # refused members
+    data: Any
     refused: str | None = None  # why a member was refused
 
 
@@ -103,16 +107,20 @@ def _unsafe(name: str) -> str | None:
 # (precision.py): those lines are kept too, up to `max_config_bytes` (limits.py).
 
 
-def read_log_stream(fh: IO[bytes], name: str, max_line: int) -> FilteredLog | str:
+def read_log_stream(fh: IO[bytes], name: str, max_line: int, tick: Callable[[], None] | None = None
+                    ) -> FilteredLog | str:
     """The lines of a result log that hold a log token (and the configuration lines before
     `run_start` that may state its precision), with the count of physical lines (universal
-    newlines, as `token_lines` counts them), or the reason the member is refused."""
+    newlines, as `token_lines` counts them), or the reason the member is refused. `tick` is
+    called before each read (a deadline)."""
     kept: list[bytes] = []
     physical = 0
     carry = b""
     config_budget = limit("max_config_bytes")  # 0 once run_start is seen
     digest = hashlib.sha256()  # the file as published: it identifies a log re-published elsewhere
     while True:
+        if tick is not None:
+            tick()
         chunk = fh.read(1 << 20)
         digest.update(chunk)
         buffer = carry + chunk
@@ -174,6 +182,56 @@ def _line_too_long(name: str, max_line: int) -> str:
             "(MLPERF_MAX_LINE_BYTES)")
 
 
+class LineTooLong(ValueError):
+    """A line of a streamed member passed its line limit (raised as soon as it does, the rest unread)."""
+
+
+READ_BYTES = 1 << 20  # one read of a streamed member
+
+
+def complete_lines(fh: IO[bytes], max_line: int, digest=None, tick: Callable[[], None] | None = None
+                   ) -> Iterator[bytes]:
+    """A member read 1 MiB at a time, as regions of complete lines (universal newlines, each made a line feed;
+    every region but the last ends with one), for the caller to scan at C speed. Memory: one read plus one line. Raises
+    LineTooLong once a line passes `max_line` bytes; `digest` (hashlib) sees the bytes as published; `tick` is
+    called before each read (a deadline)."""
+    carry = b""
+    while True:
+        if tick is not None:
+            tick()
+        chunk = fh.read(READ_BYTES)
+        if digest is not None:
+            digest.update(chunk)
+        buffer = carry + chunk
+        held = b""
+        if chunk and buffer.endswith(b"\r"):  # may be the first half of a \r\n split across reads
+            buffer, held = buffer[:-1], b"\r"
+        if b"\r" in buffer:
+            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        end = buffer.rfind(b"\n") + 1 if chunk else len(buffer)
+        region, carry = buffer[:end], buffer[end:] + held
+        if region:
+            if _has_long_line(region, max_line):
+                raise LineTooLong(max_line)
+            yield region
+        if len(carry) > max_line:
+            raise LineTooLong(max_line)
+        if not chunk:
+            return
+
+
+def _has_long_line(region: bytes, max_line: int) -> bool:
+    """Whether a line of `region` is longer than `max_line`, at C speed: each search looks for the last newline
+    within reach of the line's start, so two searches advance at least `max_line` bytes."""
+    at, size = 0, len(region)
+    while size - at > max_line:
+        newline = region.rfind(b"\n", at, at + max_line + 1)
+        if newline < 0:
+            return True
+        at = newline + 1
+    return False
+
+
 @contextmanager
 def _open_tar(path: Path) -> Iterator[tarfile.TarFile]:
     """The archive for reading member by member. ISA-L inflates gzip about twice as fast as zlib; a
@@ -190,18 +248,24 @@ def _open_tar(path: Path) -> Iterator[tarfile.TarFile]:
 
 
 def iter_members(path: Path, accept: Callable[[tuple[str, ...]], bool] = wanted,
-                 whole_text: bool = False, total_limit: str = "max_archive_total_bytes") -> Iterator[Member]:
+                 read_text: Callable[[IO[bytes], str], object] | None = None,
+                 total_limit: str = "max_archive_total_bytes", tick: Callable[[], None] | None = None
+                 ) -> Iterator[Member]:
     """The members `accept` admits (by their path below the top folder), bounded and checked. Result logs are
-    read as their log lines (`read_log_stream`); with `whole_text` every non-JSON member is read whole
-    (LoadGen summaries: every line counts), within the member limit."""
+    read as their log lines (`read_log_stream`); with `read_text`, every non-JSON member is given to it instead
+    (its file and path; it returns what Member.data holds), to be streamed within the member limit. `tick` is
+    called for every member and every read of a result log (a deadline: it raises)."""
     max_member, max_json = limit("max_member_bytes"), limit("max_json_member_bytes")
     max_total, max_line = limit(total_limit), limit("max_line_bytes")
+    seen: set[str] = set()  # the paths read: a tar may hold one twice (the second is refused)
     try:
         # A seekable gzip file ("r:gz", or "r:" over ISA-L's), not the stream mode "r|gz": skipping a refused
         # member then costs a bounded-memory seek through the gzip stream (1 GiB of zeros: seconds) instead of
         # quadratic re-buffering (minutes).
         with _open_tar(path) as tar:
             for info in tar:
+                if tick is not None:
+                    tick()
                 if len(tar.members) > 10_000:  # tarfile remembers every header; millions of tiny members add up
                     tar.members.clear()
                 if info.offset_data + info.size > max_total:
@@ -218,6 +282,11 @@ def iter_members(path: Path, accept: Callable[[tuple[str, ...]], bool] = wanted,
                     continue
                 if not info.isfile() or not accept(tuple(parts[1:])):
                     continue
+                if rel in seen:  # GitHub's archives hold a path once; which copy is real cannot be told
+                    yield Member(rel, None, f"refused archive member {name!r}: the archive holds this path more "
+                                            "than once; its first copy is read")
+                    continue
+                seen.add(rel)
                 is_json = rel.endswith(".json")
                 cap, setting = (max_json, "MLPERF_MAX_JSON_MEMBER_BYTES") if is_json else (max_member, "MLPERF_MAX_MEMBER_BYTES")
                 if info.size > cap:  # the tar header's size is exactly what the member decompresses to
@@ -227,10 +296,12 @@ def iter_members(path: Path, accept: Callable[[tuple[str, ...]], bool] = wanted,
                 fh = tar.extractfile(info)
                 if fh is None:
                     yield Member(rel, b"")
-                elif is_json or whole_text:
+                elif is_json:
                     yield Member(rel, fh.read())
+                elif read_text is not None:
+                    yield Member(rel, read_text(fh, rel))
                 else:
-                    log = read_log_stream(fh, name, max_line)
+                    log = read_log_stream(fh, name, max_line, tick)
                     yield Member(rel, None, log) if isinstance(log, str) else Member(rel, log)
     except (tarfile.TarError, EOFError, zlib.error, OSError, *_ISAL_ERRORS) as exc:
         raise ArchiveError(f"cannot read archive {path.name}: {type(exc).__name__}: {exc}") from exc

@@ -5,9 +5,14 @@ result_*.txt` (v0.7: `<org>/results/<system>/<benchmark>/result_*.txt`, every re
 i.e. strong). Each log is scored exactly as a Training log (`round_parser.score_run`: the rules of the
 round's release and today's, in the rule language); what HPC adds per log is its instance scale
 (`number_of_nodes` × `accelerators_per_node`), which the weak-scaling metric needs.
+
+Reading the archive honours the round's scoring deadline (MLPERF_SCORING_DEADLINE_SECONDS) as scoring does: it
+is checked for every member and every read of a result log, not only when scored logs come back.
 """
 
 from __future__ import annotations
+
+import time
 
 from pipelines.lib.mlperf import power
 from pipelines.lib.mlperf.archive import iter_members, results_folder_index
@@ -15,9 +20,11 @@ from pipelines.lib.mlperf.round_parser import (
     ResultScorer,
     RoundRules,
     RoundTables,
+    ScoringDeadline,
     add_benchmark_json,
     add_system,
     check_round_declared,
+    end_pool,
     quarantine,
     quarantine_unscored_run,
     small_archive,
@@ -46,7 +53,13 @@ def parse_hpc_round(archive, round_version: str, rules: RoundRules, workers: int
     tables = RoundTables()
     keys: dict[str, tuple[str, str, str, bool, str]] = {}
     with ResultScorer(round_version, rules, workers, small=small_archive(archive)) as scorer:
-        for member in iter_members(archive):
+        def tick() -> None:  # the scorer's deadline, while the archive is read
+            if time.time() > scorer.deadline:
+                if scorer.pool is not None:  # its workers may be busy past the deadline: ended, as _wait does
+                    end_pool()
+                raise ScoringDeadline(round_version)
+
+        for member in iter_members(archive, tick=tick):
             _route(tables, scorer, keys, round_version, member)
         for path, row, _events in scorer.results():
             submitter, system, scale, implied, benchmark = keys[path]
@@ -80,10 +93,8 @@ def _route(tables: RoundTables, scorer: ResultScorer, keys: dict, round_version:
         quarantine(tables, round_version, member.path,
                    "an HPC power log: HPC energy is not computed yet, so the result has no energy", source=source)
     elif name.endswith(".json"):
-        if len(below) == 2:
-            row = add_benchmark_json(tables, round_version, member, submitter, system, below[0], source=source)
-            if row is not None:
-                row["scale"] = scale
+        if len(below) == 2:  # the scale is part of the folder's key (v0.7's implied strong and an explicit one)
+            add_benchmark_json(tables, round_version, member, submitter, system, below[0], source=source, scale=scale)
     elif len(below) != 2:
         why = ("pruned by the submitter (pruned_results)" if "pruned_results" in below
                else "nested below the benchmark folder")

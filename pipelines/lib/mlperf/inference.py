@@ -17,6 +17,11 @@ query; an Interactive folder's Server run: that run's metric). A result without 
 When the archive ships MLCommons' own results table (`summary_results.json` at its root, as v5.1 does), each result
 carries the table's figure beside ours and, for power results, the audited average power it publishes: the
 summaries hold no power, and the power logs are not read.
+
+Read as hostile input: summaries and detail logs are streamed (never read whole), their lines bounded
+(MLPERF_MAX_LOADGEN_LINE_BYTES) and parsed in time linear in their length, and only the lines a result reads are
+kept; reading the archive ends at MLPERF_SCORING_DEADLINE_SECONDS. Two folders spelling one result (`Offline` and
+`offline`) publish at most one of them, and a number that is not finite is never a value.
 """
 
 from __future__ import annotations
@@ -24,15 +29,29 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import time
+from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from io import BytesIO
+from typing import IO, Any
 
+from pipelines.lib.io import limits
 from pipelines.lib.io.jsonsafe import loads_bounded
+from pipelines.lib.io.limits import human
 from pipelines.lib.io.numbers import number_or_none
-from pipelines.lib.mlperf.archive import iter_members
+from pipelines.lib.mlperf.archive import LineTooLong, complete_lines, iter_members
 from pipelines.lib.mlperf.inference_checker import Checker, checker_for, loadgen_keys
-from pipelines.lib.mlperf.inference_detail import DETAIL_FILE, DetailLog, parse_detail
-from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundTables, add_system, quarantine
+from pipelines.lib.mlperf.inference_detail import DETAIL_FILE, DetailLog, line_limit, read_detail
+from pipelines.lib.mlperf.round_parser import (
+    NoResultLogs,
+    RoundRejected,
+    RoundTables,
+    ScoringDeadline,
+    add_system,
+    quarantine,
+)
 from pipelines.lib.mlperf.suites import INFERENCE
 from schemas.mlperf import MAX_THROUGHPUT
 
@@ -44,43 +63,130 @@ SCENARIOS = {s.lower(): s for s in ("Offline", "Server", "Interactive", "SingleS
 # result inferred from a SingleStream run counts 8 samples a query, whatever the run's own setting says.
 NS_PER_MS, MS_PER_S = 1_000_000, 1_000
 MULTISTREAM_SAMPLES_PER_QUERY = 8
-_LINE = re.compile(r"^\s*(?:\*\s*)?([A-Za-z0-9][^:]*?)\s*:\s*(.*?)\s*$")
-_SECTION = re.compile(r"^\s*(TTFT |TPOT )?Early Stopping Result:\s*$")
-_INTEGER = re.compile(r"^[+-]?\d+$")
-# A summary's `key : value` lines kept, at most: real LoadGen summaries have under 100 (a round's summaries are held
-# until its detail logs are read, which may come after them in the archive).
-MAX_SUMMARY_FIELDS = 1_000
+_SECTIONS = {"Early Stopping Result:": "", "TTFT Early Stopping Result:": "TTFT ", "TPOT Early Stopping Result:": "TPOT "}
+_INTEGER = re.compile(r"^[+-]?\d{1,18}$")  # an integer LoadGen prints (longer: read as a float, inf past floats)
+# Lines that can matter to the parser: a `key : value` line, a section line (it has a colon too) or a rule line.
+_CANDIDATE = re.compile(rb"^(?:[^\n:]*:|=====)[^\n]*", re.M)
+# A summary's `key : value`, section and rule lines, at most: real LoadGen summaries have under 100 (v5.1: 73).
+MAX_SUMMARY_LINES = 1_000
+MAX_SUMMARY_FIELDS = MAX_SUMMARY_LINES  # parse_summary's fields kept, at most
+
+
+class _SummaryParser:
+    """LoadGen summary lines → `key → value` (the first of a repeated key), in time linear in each line (no
+    backtracking pattern: a line of spaces once took time quadratic in its length). Bullet lines under an early
+    stopping section get the section's prefix: `TTFT Early stopping 90.0th percentile estimate`."""
+
+    def __init__(self, keep: Callable[[str], bool] | None = None):
+        self.fields: dict[str, str] = {}
+        self.prefix = ""
+        self.keep = keep
+
+    def feed(self, line: str) -> None:
+        stripped = line.strip()
+        if stripped in _SECTIONS:
+            self.prefix = _SECTIONS[stripped]
+            return
+        if line.startswith("====="):
+            self.prefix = ""
+            return
+        head, colon, value = line.partition(":")
+        if not colon:
+            return
+        head = head.lstrip()
+        bullet = head.startswith("*")
+        key = (head[1:] if bullet else head).strip()
+        if not key or not ("A" <= key[0] <= "Z" or "a" <= key[0] <= "z" or "0" <= key[0] <= "9"):
+            return
+        key = (self.prefix if bullet else "") + key
+        if self.keep is None or self.keep(key):
+            self.fields.setdefault(key, value.strip())
+
+
+def _text_lines(text: str) -> list[str]:
+    """Lines as the archive reader splits them: universal newlines (\\n, \\r\\n, \\r)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
 def parse_summary(text: str) -> dict[str, str]:
-    """A LoadGen summary as `key → value` (the first of a repeated key). Bullet lines under an early
-    stopping section get the section's prefix: `TTFT Early stopping 90.0th percentile estimate`."""
-    fields: dict[str, str] = {}
-    prefix = ""
-    for line in text.splitlines():
-        section = _SECTION.match(line)
-        if section:
-            prefix = section.group(1) or ""
-            continue
-        if line.startswith("====="):
-            prefix = ""
-            continue
-        m = _LINE.match(line)
-        if m:
-            key = (prefix if line.lstrip().startswith("*") else "") + m.group(1)
-            fields.setdefault(key, m.group(2))
-            if len(fields) >= MAX_SUMMARY_FIELDS:
-                break
-    return fields
+    """A LoadGen summary as `key → value` (the first of a repeated key, at most MAX_SUMMARY_FIELDS of them). Bullet
+    lines under an early stopping section get the section's prefix: `TTFT Early stopping 90.0th percentile
+    estimate`."""
+    parser = _SummaryParser()
+    for line in _text_lines(text):
+        parser.feed(line)
+        if len(parser.fields) >= MAX_SUMMARY_FIELDS:
+            break
+    return parser.fields
+
+
+@cache
+def summary_lines_read() -> frozenset[str]:
+    """The summary lines a result reads: its verdicts and statistics, and every line printing a metric
+    (inference_loadgen_keys.csv)."""
+    return frozenset(_SUMMARY_LINES) | {line for key in loadgen_keys().values() for line in key.summary_lines}
+
+
+_SUMMARY_LINES = ("SUT name", "Scenario", "Mode", "Result is", "Performance constraints satisfied",
+                  "Min duration satisfied", "Min queries satisfied", "Early stopping satisfied", "Samples per second",
+                  "Completed samples per second", "Tokens per second", "Completed tokens per second", "target_qps",
+                  "target_latency (ns)", "ttft_latency (ns)", "tpot_latency (ns)", "50.00 percentile latency (ns)",
+                  "90.00 percentile latency (ns)", "99.00 percentile latency (ns)",
+                  "99.00 percentile first token latency (ns)", "99.00 percentile time to output token (ns)")
+
+
+class SummaryFields(dict):
+    """The lines of a summary a result reads (summary_lines_read); asking for another raises: it was never kept."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key not in summary_lines_read():
+            raise KeyError(f"the summary line {key!r} is not among the lines read (summary_lines_read)")
+        return super().get(key, default)
+
+
+@dataclass(frozen=True)
+class Summary:
+    fields: SummaryFields
+    sha256: str  # of the file as published
+
+
+def read_summary(fh: IO[bytes], tick: Callable[[], None] | None = None) -> Summary | str:
+    """A summary streamed from `fh`: the lines a result reads, and the file's digest; or why it is not read (a line
+    over the line limit, more lines than any LoadGen summary prints)."""
+    max_line, setting = line_limit()
+    digest = hashlib.sha256()
+    parser = _SummaryParser(keep=summary_lines_read().__contains__)
+    seen = 0
+    try:
+        for region in complete_lines(fh, max_line, digest, tick):
+            if b":" not in region and b"=====" not in region:  # blank or prose lines only: nothing to parse
+                continue
+            for match in _CANDIDATE.finditer(region):
+                seen += 1
+                if seen > MAX_SUMMARY_LINES:
+                    return (f"more than {MAX_SUMMARY_LINES:,} 'key : value' lines (LoadGen prints under 100): not a "
+                            "LoadGen summary; not read")
+                parser.feed(match.group().decode("utf-8", errors="replace"))
+    except LineTooLong:
+        return f"a line longer than the {human(max_line)} line limit ({setting}): the summary is not read"
+    return Summary(SummaryFields(parser.fields), digest.hexdigest())
 
 
 def _summary_number(text: str | None) -> int | float | None:
     """A summary value as LoadGen printed it: an integer stays one (the checker's arithmetic on detail-log
-    integers is then reproduced exactly)."""
+    integers is then reproduced exactly). NaN and ±inf are returned as such, for the value check to name them."""
     if text is None:
         return None
     text = text.strip()
-    return int(text) if _INTEGER.match(text) else number_or_none(text, finite=True)
+    return int(text) if _INTEGER.match(text) else number_or_none(text)
+
+
+def _logged_number(value: Any) -> int | float | None:
+    """A detail-log value as a number (None: not one). An integer past 64 bits is no count LoadGen logs: read as a
+    float (±inf past floats), so arithmetic never overflows and the value check names it."""
+    if type(value) is int and not -(1 << 63) <= value < 1 << 63:
+        return number_or_none(value)
+    return value if type(value) in (int, float) else None
 
 
 @dataclass
@@ -95,11 +201,10 @@ class _Values:
 
     def number(self, key: str) -> int | float | None:
         if self.detail is not None:
-            value = self.detail.get(key)
-            if type(value) in (int, float):
+            value = _logged_number(self.detail.get(key))
+            if value is not None:
                 self.read.append(key)
-                return value
-            return None
+            return value
         for line in loadgen_keys()[key].summary_lines:
             value = _summary_number(self.summary.get(line))
             if value is not None:
@@ -260,20 +365,49 @@ def accept(parts: tuple[str, ...]) -> bool:
     return False
 
 
+class ReadingDeadline(ScoringDeadline):
+    """Reading an Inference round's archive took longer than MLPERF_SCORING_DEADLINE_SECONDS (no worker processes:
+    its results are read in the refresh's own process)."""
+
+    def __init__(self, round_version: str, seconds: float):
+        RoundRejected.__init__(self, f"{round_version}: reading its archive did not finish within {seconds:,g} s "
+                               "(MLPERF_SCORING_DEADLINE_SECONDS); the round keeps its previous data")
+
+
+def _deadline(round_version: str) -> Callable[[], None]:
+    """A check that raises ReadingDeadline once the round's deadline has passed (called for every member and read)."""
+    seconds = limits.limit("scoring_deadline_seconds")
+    ends = time.monotonic() + seconds
+
+    def tick() -> None:
+        if time.monotonic() > ends:
+            raise ReadingDeadline(round_version, seconds)
+    return tick
+
+
 def parse_inference_round(archive, round_version: str) -> RoundTables:
     """Results (in `runs`), systems and quarantine of one Inference round."""
     tables = RoundTables()
     source = INFERENCE.quarantine_source
     power_runs: set[str] = set()  # locations with a ranging run: power submissions
-    table: dict[str, dict] = {}  # MLCommons' table by Location, when the archive ships it
-    summaries: dict[str, tuple[str, dict[str, str], str]] = {}  # location → its summary: path, fields, sha256
+    table: dict[str, dict] | None = None  # MLCommons' table by Location, when the archive ships it
+    summaries: dict[str, tuple[str, Summary]] = {}  # location → its summary: path, the lines read and digest
     details: dict[str, tuple[str, DetailLog | str]] = {}  # location → its detail log, read (or why not)
+    refused: dict[str, str] = {}  # location → why its summary was not read
     mappings: dict[tuple[str, str], dict[str, str]] = {}  # (division, submitter) → model folder → benchmark
-    for member in iter_members(archive, accept=accept, whole_text=True, total_limit=INFERENCE.archive_total_limit):
+    tick = _deadline(round_version)
+
+    def read(fh: IO[bytes], path: str) -> Summary | DetailLog | str:
+        return (read_detail if path.endswith(DETAIL_FILE) else read_summary)(fh, tick)
+
+    for member in iter_members(archive, accept=accept, read_text=read, total_limit=INFERENCE.archive_total_limit,
+                               tick=tick):
+        parts = member.path.split("/")
         if member.refused:
             quarantine(tables, round_version, member.path, member.refused, source=source)
+            if parts[-1] == SUMMARY_FILE:
+                refused.setdefault("/".join(parts[:6]), member.refused)
             continue
-        parts = member.path.split("/")
         if parts == [TABLE_FILE]:
             table = _mlcommons_table(tables, round_version, member)
         elif parts[-1] == MODEL_MAPPING_FILE:
@@ -287,36 +421,43 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
             if len(tables.systems) > before:
                 tables.systems[-1]["division_folder"] = parts[0]
         elif parts[-1] == DETAIL_FILE:
-            details["/".join(parts[:6])] = (member.path, parse_detail(member.data))
+            details["/".join(parts[:6])] = (member.path, member.data)
         elif len(parts) != 9 or parts[7] != "run_1":
             why = ("the ranging run of a power submission (it sets the power meter's range; the result is run_1)"
                    if parts[7:8] == ["ranging"] else "a performance summary outside performance/run_1")
             quarantine(tables, round_version, member.path, f"{why}: MLCommons' table does not read it", source=source)
             if parts[7:8] == ["ranging"]:
                 power_runs.add("/".join(parts[:6]))
+        elif isinstance(member.data, str):  # not read: a line over the limit, or no LoadGen summary
+            quarantine(tables, round_version, member.path, member.data, source=source)
+            refused["/".join(parts[:6])] = member.data
         else:
-            summaries["/".join(parts[:6])] = (member.path, parse_summary(member.data.decode("utf-8", errors="replace")),
-                                              hashlib.sha256(member.data).hexdigest())
+            summaries["/".join(parts[:6])] = (member.path, member.data)
     system_types = {(s["division_folder"], s["submitter"], s["system"]): s.get("system_type") for s in tables.systems}
-    for location, (path, fields, sha256) in summaries.items():
+    for location, (path, summary) in summaries.items():
+        tick()
         detail_path, detail = details.pop(location, (None, None))
         division, submitter, _results, system = location.split("/")[:4]
         if isinstance(detail, str):
             quarantine(tables, round_version, detail_path, f"detail log not read: {detail}", source=source)
-        row = _result(path, fields, sha256, round_version=round_version, detail=detail, detail_file=detail_path,
-                      model_mapping=mappings.get((division, submitter)),
+        row = _result(path, summary.fields, summary.sha256, round_version=round_version, detail=detail,
+                      detail_file=detail_path, model_mapping=mappings.get((division, submitter)),
                       system_type=system_types.get((division, submitter, system)))
         tables.runs.append(row)
         if row["drop_reason"]:
             quarantine(tables, round_version, path, row["drop_reason"], source=source)
-    for detail_path, _ in details.values():
-        quarantine(tables, round_version, detail_path, "a detail log without the summary beside it: the checker "
-                   "reads a result only from both", source=source)
+    for location, (detail_path, _) in details.items():
+        why = (f"its summary was not read ({refused[location]})" if location in refused
+               else "a detail log without the summary beside it")
+        quarantine(tables, round_version, detail_path, f"{why}: the checker reads a result only from both",
+                   source=source)
+    _one_result_per_spelling(tables, round_version, table)
     for row in tables.runs:
         row["power_submission"] = row["location"] in power_runs
-        listed = table.get(row["location"], {})
+        listed = (table or {}).get(row["location"], {})
         has_power = listed.get("has_power") is True
         units, power_units = listed.get("Performance_Units"), listed.get("Power_Units")
+        # Not finite (NaN, Infinity, 1e309 in the JSON) stays as read: the model's bounds null it, with the reason.
         row.update(mlcommons_performance_result=number_or_none(listed.get("Performance_Result"), text=False),
                    mlcommons_table_units=units if isinstance(units, str) else None,
                    power_result=number_or_none(listed.get("Power_Result"), text=False) if has_power else None,
@@ -325,6 +466,38 @@ def parse_inference_round(archive, round_version: str) -> RoundTables:
         raise NoResultLogs(f"{round_version}: the archive {archive.name} holds no LoadGen summaries "
                            f"(looked for {' and '.join(INFERENCE.result_layouts)}); nothing was loaded")
     return tables
+
+
+def _one_result_per_spelling(tables: RoundTables, round_version: str, table: dict[str, dict] | None) -> None:
+    """One result per division, submitter, system, model and scenario: folders whose paths differ only in case
+    (`Offline` and `offline`) spell one result. The one MLCommons' layout names is kept (its table's Location when
+    the archive ships the table, else the scenario's own spelling); the others, or all when none or several are
+    named, leave the results for the quarantine, with the reason."""
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for row in tables.runs:
+        groups[row["location"].lower()].append(row)
+    dropped: set[int] = set()
+    for rows in (rows for rows in groups.values() if len(rows) > 1):
+        listed = [r for r in rows if table is not None and r["location"] in table]
+        if listed:
+            kept, why = (listed[0] if len(listed) == 1 else None), "MLCommons' table lists it"
+        else:
+            own = [r for r in rows if r["scenario_folder"] == SCENARIOS.get(r["scenario_folder"].lower())]
+            kept = own[0] if len(own) == 1 else None
+            why = ("its scenario folder is spelled as LoadGen names the scenario" if table is None else
+                   "MLCommons' table lists none of them, and its scenario folder is spelled as LoadGen names it")
+        locations = ", ".join(sorted(r["location"] for r in rows))
+        for row in rows:
+            if row is kept:
+                continue
+            reason = (f"another spelling of the result {kept['location']} (one division, submitter, system, model "
+                      f"and scenario): that one is published, as {why}" if kept is not None else
+                      f"{len(rows)} folders spell one result (one division, submitter, system, model and scenario: "
+                      f"{locations}) and no single one is MLCommons' spelling: none is published")
+            quarantine(tables, round_version, row["summary_file"], reason, source=INFERENCE.quarantine_source)
+            dropped.add(id(row))
+    if dropped:
+        tables.runs[:] = [row for row in tables.runs if id(row) not in dropped]
 
 
 def _mlcommons_table(tables: RoundTables, round_version: str, member) -> dict[str, dict]:
@@ -366,10 +539,11 @@ def _flag(detail: DetailLog | None, key: str, fields: dict[str, str], line: str)
 
 
 def _number(detail: DetailLog | None, key: str | None, fields: dict[str, str], line: str) -> float | None:
-    """A statistic from the summary (as it prints it), else from the detail log."""
-    found = number_or_none(fields.get(line), finite=True)
+    """A statistic from the summary (as it prints it), else from the detail log. NaN and ±inf are returned as
+    such: the model's bounds null them with the reason (schemas/mlperf.py InferenceResult)."""
+    found = number_or_none(fields.get(line))
     if found is None and detail is not None and key is not None:
-        found = number_or_none(detail.get(key), text=False, finite=True)
+        found = number_or_none(detail.get(key), text=False)
     return found
 
 
@@ -380,10 +554,13 @@ def _ms(detail: DetailLog | None, key: str | None, fields: dict[str, str], line:
 def result_row(path: str, data: bytes, *, round_version: str, detail: DetailLog | str | None = None,
                detail_file: str | None = None, model_mapping: dict[str, str] | None = None,
                system_type: str | None = None) -> dict[str, Any]:
-    """One result from its performance run's summary and detail log (paths below the archive's top folder)."""
-    return _result(path, parse_summary(data.decode("utf-8", errors="replace")), hashlib.sha256(data).hexdigest(),
-                   round_version=round_version, detail=detail, detail_file=detail_file, model_mapping=model_mapping,
-                   system_type=system_type)
+    """One result from its performance run's summary and detail log (paths below the archive's top folder); a
+    summary that cannot be read raises ValueError saying why."""
+    summary = read_summary(BytesIO(data))
+    if isinstance(summary, str):
+        raise ValueError(summary)
+    return _result(path, summary.fields, summary.sha256, round_version=round_version, detail=detail,
+                   detail_file=detail_file, model_mapping=model_mapping, system_type=system_type)
 
 
 def _result(path: str, fields: dict[str, str], summary_sha256: str, *, round_version: str,

@@ -100,6 +100,8 @@ class RoundTables:
     rcp: list[dict] = field(default_factory=list)  # the RCP checker's verdict per closed-division result
     # what the RCP checker reads of each scored log, by result: (submitter, system, benchmark) → [(file, reading)]
     rcp_runs: dict[tuple[str, str, str], list] = field(default_factory=dict)
+    # a benchmark folder's key → the scaling.json read for it (add_benchmark_json: a second one is quarantined)
+    scaling_files: dict[tuple, str] = field(default_factory=dict)
 
 
 class RoundRejected(ValueError):
@@ -430,7 +432,7 @@ class ScoringDeadline(RoundRejected):
     """Parsing and scoring a round took longer than MLPERF_SCORING_DEADLINE_SECONDS."""
 
     def __init__(self, round_version: str):
-        super().__init__(f"{round_version}: parsing and scoring did not finish within {limit('scoring_deadline_seconds'):,} s "
+        super().__init__(f"{round_version}: parsing and scoring did not finish within {limit('scoring_deadline_seconds'):,g} s "
                          "(MLPERF_SCORING_DEADLINE_SECONDS): its worker processes were ended; the round keeps its "
                          "previous data")
 
@@ -636,22 +638,41 @@ def add_system(tables, round_version, path, data, submitter, system, source: str
     tables.systems.append(row)
 
 
+# The RCP checker writes a factor of at least 1 (a result converging slower than the reference keeps its time;
+# `_find_norm_factor` of every release); the shared rounds' 376 factors lie in [1.0003, 1.167]. Above 100 a score
+# would be two orders of magnitude off: no sane review writes that. Outside the bounds the folder is unscored
+# with the reason, never scored as if it had no scaling.json.
+MIN_SCALING_FACTOR, MAX_SCALING_FACTOR = 1.0, 100.0
+
+
 def add_benchmark_json(tables, round_version, member, submitter, system, benchmark,
-                       source: str = TRAINING.quarantine_source) -> dict | None:
-    """A `scaling.json` beside a benchmark's logs, as a row of `tables.benchmarks` (returned)."""
+                       source: str = TRAINING.quarantine_source, **columns) -> dict | None:
+    """A `scaling.json` beside a benchmark's logs, as a row of `tables.benchmarks` (returned), with `columns` (HPC's
+    scale) as part of its folder's key. A second one for the same folder is a quarantine row (None returned): the
+    scaling table holds one per folder."""
     if member.path.rsplit("/", 1)[-1] != "scaling.json":
         return None  # other JSON beside the logs (e.g. privateid.json) carries nothing we model
+    key = (submitter, system, benchmark, *sorted(columns.items()))
+    if (first := tables.scaling_files.get(key)) is not None:
+        quarantine(tables, round_version, member.path, f"a second scaling.json for the same benchmark folder ({first} "
+                   "is read): a folder has one", source=source)
+        return None
+    tables.scaling_files[key] = member.path
     factor, problem = None, None
     try:
         doc = loads_bounded(member.data)
-        factor = float(doc["scaling_factor"])
+        factor = number_or_none(doc["scaling_factor"], finite=True)  # never a boolean, NaN or ±inf (1e309)
+        if factor is None:
+            raise ValueError(f"scaling_factor is {str(doc['scaling_factor'])[:40]!r}, not a finite number")
+        if not MIN_SCALING_FACTOR <= factor <= MAX_SCALING_FACTOR:
+            raise ValueError(f"scaling_factor {factor!r} is outside [{MIN_SCALING_FACTOR}, {MAX_SCALING_FACTOR}]")
     except (ValueError, KeyError, TypeError) as exc:
-        problem = f"scaling.json unusable ({type(exc).__name__}: {exc}); the benchmark gets no score"
+        factor, problem = None, f"scaling.json unusable ({type(exc).__name__}: {exc}); the benchmark gets no score"
         quarantine(tables, round_version, member.path, problem, member.data[:2000].decode("utf-8", "replace"),
                    source=source)
     row = {
         "round": round_version, "submitter": submitter, "system": system, "benchmark": benchmark,
-        "scaling_factor": factor, "scaling_file": member.path, "scaling_problem": problem,
+        "scaling_factor": factor, "scaling_file": member.path, "scaling_problem": problem, **columns,
     }
     tables.benchmarks.append(row)
     return row

@@ -4,6 +4,7 @@ is configuration (the `rounds` setting) or the discovery sensor adding a partiti
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 from pipelines.lib.reference.sources import DEFAULT_RESULTS_URL_TEMPLATE
 
@@ -24,11 +25,33 @@ def round_sort_key(round_version: str) -> tuple[int, int]:
 
 
 def url_template(template: str | None, default: str, placeholder: str, what: str) -> str:
-    """A URL template (`template`, else the default); it must hold its placeholder, or every partition
-    would fetch the same file."""
+    """A URL template (`template`, else the default): http(s), file:// or a path, with its placeholder in the
+    path (in a query or a fragment, `file:///etc/passwd?{version}` would fetch the same file for every round:
+    a file:// URL is read from its path alone). The password of a URL with credentials is registered as a
+    secret here, where every template a process uses passes (settings, flags, resources): the download uses
+    it, nothing shows or stores it."""
+    from pipelines.lib.io.redaction import redact_url, register_url_credentials
+
     template = template or default
-    if placeholder not in template:
-        raise ValueError(f"the {what} URL template must contain {placeholder}: {template!r}")
+    register_url_credentials(template)
+    try:
+        parts = urlsplit(template)
+        parts.port  # noqa: B018  - a port that is no number raises here, not at the first download
+    except ValueError as exc:
+        raise ValueError(f"the {what} URL template is not a URL ({exc}): {redact_url(template)!r}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https", "file") and len(scheme) > 1:  # one letter: a Windows drive
+        raise ValueError(f"the {what} URL template must be http(s), file:// or a path, not {scheme}://: "
+                         f"{redact_url(template)!r}")
+    if scheme in ("http", "https") and not parts.hostname:
+        raise ValueError(f"the {what} URL template names no host: {redact_url(template)!r}")
+    if scheme == "file" and parts.netloc not in ("", "localhost"):
+        raise ValueError(f"the {what} URL template is a file:// URL on another host ({parts.netloc}), which "
+                         f"is not supported: {redact_url(template)!r}")
+    path = parts.path if scheme else template  # a plain path is a path whole, `?` and `#` included
+    if placeholder not in path:
+        where = "" if placeholder not in template else " in its path (not its query or fragment)"
+        raise ValueError(f"the {what} URL template must contain {placeholder}{where}: {redact_url(template)!r}")
     return template
 
 

@@ -4,9 +4,9 @@ overlap, and their rendering by vl-convert (no browser, no network): SVG for the
 
 from __future__ import annotations
 
-import json
 import math
 
+from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.report.figures import cloud_name, count_text, family_of, money
 
 CHARTS = {
@@ -234,7 +234,7 @@ def cost_chart(rows: list[dict], unpriced: list[dict], title: str, colors: dict[
 def chart_spec(chart: dict) -> str:
     """The Vega-Lite JSON of a chart (vl-convert and the browser both refuse a spec that is not valid; the
     tests render every chart)."""
-    return json.dumps(chart, indent=1, ensure_ascii=False)
+    return dumps_strict(chart, indent=1, ensure_ascii=False)
 
 
 def render_svg(spec: str) -> str:

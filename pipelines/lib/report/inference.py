@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import duckdb
 
+from pipelines.lib.io.jsonsafe import dumps_strict
+
 _RESULTS = """
     select r.division, r.submitter, r.system, r.system_name, r.model, r.scenario, r.location, r.accelerator,
         r.accelerator_model_name, r.accelerator_count, r.performance_result, r.performance_units,
@@ -81,7 +83,6 @@ def write_inference_report(con: duckdb.DuckDBPyConnection, round_version: str, o
                            scenario: str | None = None):
     """`inference_<round>.html` in `out_dir`: self-contained (styles inline, charts as SVG images)."""
     import base64
-    import json
     from datetime import UTC, datetime
     from importlib import resources
     from pathlib import Path
@@ -96,7 +97,7 @@ def write_inference_report(con: duckdb.DuckDBPyConnection, round_version: str, o
     for number, group in enumerate(groups, 1):
         group["anchor"] = f"group-{number}"
         spec = price_chart(group)
-        group["svg_base64"] = base64.b64encode(render_svg(json.dumps(spec)).encode()).decode() if spec else ""
+        group["svg_base64"] = base64.b64encode(render_svg(dumps_strict(spec)).encode()).decode() if spec else ""
     css = (resources.files("pipelines.lib.report.site") / "static" / "site.css").read_text(encoding="utf-8")
     title = f"MLPerf Inference {round_version}, priced" + (f": {model}" if model else "") + (
         f" · {scenario}" if scenario else "")

@@ -14,7 +14,6 @@ chart's spec and draw it in the browser with the Vega bundle of the site's asset
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ import duckdb
 from markupsafe import Markup
 
 from pipelines.lib.io.files import owned_directory, rebased
+from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.report import charts as chart_lib
 from pipelines.lib.report.figures import (
     assign_colors,
@@ -160,7 +160,7 @@ def build_report(
             path = out_dir / f"{name}.png"
             path.write_bytes(chart_lib.svg_to_png(svg))
             report.pngs[name] = path
-    (out_dir / "figures.json").write_text(json.dumps(_json_safe(report.figures), indent=1))
+    (out_dir / "figures.json").write_text(dumps_strict(_json_safe(report.figures), indent=1))
     report.html.write_text(render_html(report, data, nav, specs, live_charts), encoding="utf-8")
     return report
 

@@ -29,6 +29,7 @@ from pipelines.lib.reference import accelerators
 from pipelines.lib.reference.accelerators import ALIASES_CSV
 from pipelines.lib.reference.seeds import SEED_TABLES, load_seeds
 from pipelines.lib.staging.files import staged_files
+from pipelines.lib.warehouse.exports import quote_literal
 from pipelines.lib.warehouse.models import (
     SqlTest,
     check_dependencies,
@@ -213,7 +214,8 @@ def _load_raw(con: duckdb.DuckDBPyConnection, base: Path | None, excluded: froze
 def _copy_previous_rounds(con: duckdb.DuckDBPyConnection, previous: Path, rounds: list[str]) -> None:
     """The raw rows of `rounds` (round keys: `v4.1`, `hpc:v3.0`) as the published build `previous` holds
     them (the columns both builds have; a column new since then is NULL for them)."""
-    con.execute("attach $path as previous_build (read_only)", {"path": str(previous)})
+    # a literal, not a parameter: DuckDB 1.5's ATTACH takes no prepared parameter
+    con.execute(f"attach {quote_literal(str(previous))} as previous_build (read_only)")
     try:
         tables = {t for (t,) in con.execute(
             "select table_name from information_schema.tables where table_catalog = 'previous_build'").fetchall()}

@@ -7,13 +7,13 @@ catalog, never from user text pasted into SQL.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 
 from pipelines.lib.io.files import owned_directory
+from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
 from pipelines.lib.io.text import FORMULA_START
 from pipelines.lib.warehouse.models import PUBLIC_PREFIXES
@@ -123,7 +123,7 @@ def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, bas
                 from pipelines.lib.warehouse.mlcommons_summary import SUMMARY_FILE, summary_records
 
                 records = summary_records(con)
-                (tmp / SUMMARY_FILE).write_text(json.dumps(records, indent=1, ensure_ascii=False) + "\n")
+                (tmp / SUMMARY_FILE).write_text(dumps_strict(records, indent=1, ensure_ascii=False) + "\n")
                 manifest["tables"].append({"name": "mlcommons_summary", "kind": "file", "rows": len(records),
                                            "path": SUMMARY_FILE, "partitioned_by": [], "columns": []})
                 wanted = []
@@ -133,6 +133,6 @@ def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, bas
                 rows = con.execute(f"select count(*) from {quote_ident(table)}").fetchone()[0]
                 manifest["tables"].append({"name": table, "kind": available[table], "rows": rows, "path": path,
                                            "partitioned_by": partitioned_by, "columns": cols})
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        (tmp / "manifest.json").write_text(dumps_strict(manifest, indent=2) + "\n")
     return manifest
 

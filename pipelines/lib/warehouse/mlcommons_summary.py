@@ -92,12 +92,16 @@ def summary_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     return _training_records(con) + _hpc_records(con) + _inference_records(con)
 
 
+# One record per result: folders whose Locations differ only in case spell one result (ingestion publishes one of
+# them, and a structural test holds it: sql/tests/fct_inference_result_one_per_spelling.sql); a warehouse that holds
+# two anyway exports neither, rather than two records of one result.
 _INFERENCE_SQL = """
 select r.*, s.host_processor_model_name, s.host_processors_per_node, s.accelerators_per_node
 from fct_inference_result as r
 left join dim_inference_system as s using (round, division, submitter, system)
 where r.valid
-order by round_order(r.round), r.division, r.submitter, r.system, r.model, r.scenario
+qualify count(*) over (partition by r.round, lower(r.location)) = 1
+order by round_order(r.round), r.division, r.submitter, r.system, r.model, r.scenario, r.location
 """
 _LATENCY_SCENARIOS = ("SingleStream", "MultiStream")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.lib.io.files import atomic_write
+from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.io.paths import builds_dir, ensure_inside, published_db, warehouse_dir
 from pipelines.lib.warehouse.query import quote_ident
 
@@ -32,7 +33,54 @@ def read_published_info(base: Path | None = None) -> dict | None:
 
 
 def write_published_info(record: dict, base: Path | None = None) -> None:
-    atomic_write(builds_dir(base) / PUBLISHED_INFO, lambda tmp: tmp.write_text(json.dumps(record, indent=2)))
+    atomic_write(builds_dir(base) / PUBLISHED_INFO, lambda tmp: tmp.write_text(dumps_strict(record, indent=2)))
+
+
+def published_build(base: Path | None = None) -> dict | None:
+    """What the published file itself says it is: {"build", "built_at", "fingerprint", "excluded_rounds"}; None
+    when nothing is published. published.json is written after the file is renamed into place, so a kill in
+    between leaves it naming the previous build: whoever must know what is published (status, rollback) asks
+    the file. "build" is the kept build the file is a hard link of (publish links it), else the kept build whose
+    `_build_info` is the same, else None (a build no longer kept). A file that does not open raises duckdb.Error."""
+    target = published_db(base)
+    if not target.exists():
+        return None
+    build = _build_file_of(target, base)
+    # opened by the build's own name: DuckDB caches open files by path, and the published name changes content
+    con = duckdb.connect(str(build or target), read_only=True)
+    try:
+        built_at, fingerprint = con.execute("select built_at, fingerprint from _build_info").fetchone()
+        try:  # builds before the rounds' exclusion was recorded have no such column
+            excluded = json.loads(con.execute("select excluded_rounds from _build_info").fetchone()[0] or "{}")
+        except duckdb.Error:
+            excluded = {}
+    finally:
+        con.close()
+    if build is None:  # a copy, not a link (publish's fallback): the kept build with the same stamp
+        build = next((path for path in reversed(list_builds(base)) if _build_stamp(path) == (built_at, fingerprint)),
+                     None)
+    return {"build": build.name if build else None, "built_at": built_at, "fingerprint": fingerprint,
+            "excluded_rounds": excluded}
+
+
+def _build_file_of(target: Path, base: Path | None) -> Path | None:
+    """The kept build `target` is a hard link of (the same file), if any."""
+    try:
+        inode = target.stat().st_ino
+        return next((path for path in list_builds(base) if path.stat().st_ino == inode), None)
+    except OSError:
+        return None
+
+
+def _build_stamp(path: Path) -> tuple | None:
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+        try:
+            return con.execute("select built_at, fingerprint from _build_info").fetchone()
+        finally:
+            con.close()
+    except duckdb.Error:
+        return None
 
 
 
@@ -108,6 +156,16 @@ def read_build_record(path: Path) -> dict:
             "excluded_rounds": excluded}
 
 
+def current_build(base: Path | None = None) -> str | None:
+    """The name of the published build: the published file's own (`published_build`), else, for a file that does
+    not open or is no kept build, what published.json names."""
+    try:
+        name = (published_build(base) or {}).get("build")
+    except Exception:  # noqa: BLE001  - duckdb raises several kinds for a damaged file
+        name = None
+    return name or (read_published_info(base) or {}).get("build")
+
+
 def rollback(base: Path | None = None, to: str | None = None) -> dict:
     """Publish the kept build before the current one, or the build named `to` (file name or stamp).
 
@@ -124,7 +182,7 @@ def rollback(base: Path | None = None, to: str | None = None) -> dict:
 
 def _rollback(base: Path, to: str | None) -> dict:
     builds = complete_builds(base)
-    current = (read_published_info(base) or {}).get("build")
+    current = current_build(base)
     if to:
         matches = [p for p in builds if to in (p.name, p.stem, p.stem.removeprefix("mlperf-"))]
         if not matches:

@@ -54,6 +54,55 @@ SANDBOX = {
 }
 
 
+def data_in_use() -> int | None:
+    """This process's data memory now (Linux's VmData: heap and private writable mappings, what RLIMIT_DATA
+    counts), or None where /proc does not say."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+@contextlib.contextmanager
+def memory_bound(memory_bytes: int | None) -> Iterator[int | None]:
+    """While the block runs, this process may hold at most `memory_bytes` of data memory more than it holds now
+    (RLIMIT_DATA; yields that process limit, None where it cannot be set). DuckDB's memory_limit bounds only
+    what its buffer manager tracks: a string built by `repeat()` or a big list is allocated beside it (4 GB
+    for a query under a 2 GiB memory_limit). Under this limit any such allocation fails, and DuckDB raises an
+    OutOfMemoryException (Python a MemoryError). The previous limit is back when the block ends."""
+    import resource
+
+    in_use = data_in_use() if memory_bytes else None
+    if in_use is None:
+        yield None
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    bound = in_use + int(memory_bytes)
+    if hard != resource.RLIM_INFINITY:
+        bound = min(bound, hard)
+    resource.setrlimit(resource.RLIMIT_DATA, (bound, hard))
+    try:
+        yield bound
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, (soft, hard))
+
+
+def limit_child_memory(memory_bytes: int, own_bytes: int):
+    """A `preexec_fn` that limits a child process (the duckdb CLI) to `memory_bytes` of data memory beyond
+    `own_bytes`, its own at start (RLIMIT_DATA, for every allocation: the CLI's -safe mode locks DuckDB's
+    configuration before a memory_limit could be set)."""
+    def limit() -> None:
+        import resource
+
+        hard = resource.getrlimit(resource.RLIMIT_DATA)[1]
+        bound = memory_bytes + own_bytes
+        resource.setrlimit(resource.RLIMIT_DATA, (bound if hard == resource.RLIM_INFINITY else min(bound, hard), hard))
+    return limit
+
+
 @contextlib.contextmanager
 def connect_readonly(path: Path | None = None, *, sandbox: bool = False,
                      memory_bytes: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.lib.io.files import atomic_write_text
+from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
 
 LAST_REFRESH = "last_refresh.json"
@@ -23,7 +24,7 @@ def record_refresh_outcome(base: Path | None, ok: bool, detail: str, *, steps: l
     record = {"ok": ok, "at": datetime.now(UTC).isoformat(), "published": published,
               "steps": [step | {"detail": redact(step.get("detail", ""))} for step in steps or []],
               "detail": redact(detail)}
-    return atomic_write_text(directory / LAST_REFRESH, json.dumps(record, indent=2))
+    return atomic_write_text(directory / LAST_REFRESH, dumps_strict(record, indent=2))
 
 
 def last_refresh(base: Path | None = None) -> dict | None:
@@ -40,14 +41,18 @@ def published_info(base: Path | None = None) -> dict | None:
 
 
 def warehouse_status(base: Path | None = None) -> dict:
-    """Build info, rounds and price snapshots read from the published file (read-only)."""
+    """Build info, rounds and price snapshots read from the published file (read-only). The build, its time and
+    fingerprint are the file's own (`publish.published_build`); `published` is builds/published.json, which a
+    publish writes after the file is in place, and `record_behind` says when it names another build (a publish
+    killed in between: the next refresh, or a rollback, writes it again)."""
     from pipelines.lib.warehouse.publish import list_builds
 
     base = (base or warehouse_dir()).resolve()
     from pipelines.lib.mlperf.rules_releases import pinned_on_first_use
 
     status = {"path": str(published_db(base)), "published": published_info(base), "last_refresh": last_refresh(base),
-              "builds": [p.name for p in list_builds(base)], "built_at": None, "fingerprint": None,
+              "builds": [p.name for p in list_builds(base)], "build": None, "built_at": None, "fingerprint": None,
+              "record_behind": None,
               "rounds": [], "hpc_rounds": [], "inference_rounds": [], "prices": {}, "damaged": None,
               "rules_pinned_on_first_use": pinned_on_first_use(base)}
     if not published_db(base).exists():
@@ -60,12 +65,18 @@ def warehouse_status(base: Path | None = None) -> dict:
 
 
 def _read_published(base: Path, status: dict) -> None:
+    from pipelines.lib.warehouse.publish import published_build
     from pipelines.lib.warehouse.query import connect_readonly
 
+    own = published_build(base) or {}
+    status["build"], status["built_at"], status["fingerprint"] = own.get("build"), own.get("built_at"), own.get("fingerprint")
+    record = status["published"] or {}
+    if (record.get("build"), record.get("fingerprint")) != (own.get("build"), own.get("fingerprint")):
+        status["record_behind"] = (f"builds/published.json names build {record.get('build') or '(none)'}: a publish or "
+                                   "rollback stopped before recording the build it published; the next refresh "
+                                   "records it")
     with connect_readonly(published_db(base)) as con:
         names = {n for (n,) in con.execute("select table_name from information_schema.tables").fetchall()}
-        if "_build_info" in names:
-            status["built_at"], status["fingerprint"] = con.execute("select built_at, fingerprint from _build_info").fetchone()
         if "fct_training_result" in names:
             status["rounds"] = [r for (r,) in con.execute("select distinct round from fct_training_result order by 1").fetchall()]
         for suite, table in (("hpc", "fct_hpc_result"), ("inference", "fct_inference_result")):

@@ -17,7 +17,6 @@ HTML-escaped where shown, percent-encoded in URLs, and reduced to a safe slug in
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ import duckdb
 from markupsafe import Markup, escape
 
 from pipelines.lib.io.files import owned_directory, rebased
+from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.mlperf.rounds import ROUND_PATTERN, round_sort_key
 from pipelines.lib.report.figures import accelerator_names, select_columns
 from pipelines.lib.report.inference import inference_groups, price_chart
@@ -344,7 +344,7 @@ def inference_round_page(con: duckdb.DuckDBPyConnection, out_dir: Path, round_ve
     for group in groups:
         group["anchor"] = slug(group["key"])
         spec = price_chart(group)
-        group["spec_json"] = script_json(json.dumps(spec)) if spec else ""
+        group["spec_json"] = script_json(dumps_strict(spec)) if spec else ""
     href = f"inference/{slug(round_version)}/index.html"
     _write(out_dir / href, _page(
         "site_inference_round.html.j2", f"MLPerf Inference {round_version} results, priced", 2,
