@@ -370,3 +370,11 @@ def settings_reference() -> str:
         default = _shown(name, setting.default)
         lines.append(f"| `{limits.variable(name)}` | `{default}` | {setting.description} | {setting.read.accepted} |")
     return "\n".join(lines) + "\n"
+
+
+def limits_reference() -> str:
+    """Markdown table of every limit: variable, default, what it bounds (README's limits table)."""
+    lines = ["| limit | default | bounds |", "|---|---|---|"]
+    for name, (default, what) in limits.LIMITS.items():
+        lines.append(f"| `{limits.variable(name)}` | `{_shown(name, default)}` | {what} |")
+    return "\n".join(lines) + "\n"

@@ -10,13 +10,18 @@ from support.mini_warehouse import build_warehouse
 from support.paths import PROJECT_ROOT
 
 sys.path.insert(0, str(PROJECT_ROOT / "docs"))
-from generate import PAGES, generated_pages  # noqa: E402
+from generate import PAGES, README, generated_pages, readme_with_limits  # noqa: E402
 
 
 @pytest.mark.parametrize("page", sorted(generated_pages()))
 def test_generated_pages_are_up_to_date(page):
     committed = (PAGES / page).read_text(encoding="utf-8")
     assert committed == generated_pages()[page], f"docs/pages/{page} is stale: run `python docs/generate.py`"
+
+
+def test_readme_lists_every_limit():
+    text = README.read_text(encoding="utf-8")
+    assert text == readme_with_limits(text), "README.md's limits table is stale: run `python docs/generate.py`"
 
 
 def test_every_public_model_declares_every_column_with_its_type_and_a_description(tmp_path):
