@@ -29,7 +29,6 @@ from pipelines.lib.reference import accelerators
 from pipelines.lib.reference.accelerators import ALIASES_CSV
 from pipelines.lib.reference.seeds import SEED_TABLES, load_seeds
 from pipelines.lib.staging.files import staged_files
-from pipelines.lib.warehouse.exports import quote_literal
 from pipelines.lib.warehouse.models import (
     SqlTest,
     check_dependencies,
@@ -50,6 +49,7 @@ from pipelines.lib.warehouse.publish import (
     read_published_info,
     write_published_info,
 )
+from pipelines.lib.warehouse.query import quote_literal
 from pipelines.lib.warehouse.raw_tables import RAW_TABLES, ROUND_FILES, empty, split_round_key
 
 

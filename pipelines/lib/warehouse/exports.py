@@ -17,16 +17,11 @@ from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
 from pipelines.lib.io.text import FORMULA_START
 from pipelines.lib.warehouse.models import PUBLIC_PREFIXES
-from pipelines.lib.warehouse.query import connect_readonly, quote_ident
+from pipelines.lib.warehouse.query import connect_readonly, quote_ident, quote_literal
 
 # Written into every export directory: only a directory holding it is ever replaced.
 EXPORT_MARKER = ".mlperf-warehouse-export"
 FORMATS = ("parquet", "csv", "mlcommons-summary")  # the last: summary_results.json, MLCommons' results table
-
-
-def quote_literal(text: str) -> str:
-    # COPY ... TO takes no bound parameters, so the output path is quoted as a string literal.
-    return "'" + text.replace("'", "''") + "'"
 
 
 def public_tables(con: duckdb.DuckDBPyConnection) -> dict[str, str]:

@@ -21,6 +21,11 @@ def quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def quote_literal(text: str) -> str:
+    """Text as a DuckDB string literal, where a statement takes no bound parameter (COPY ... TO, ATTACH)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
 def fetch_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: list | tuple | None = None) -> list[dict]:
     """The rows of a query as dicts keyed by column name."""
     cursor = con.execute(sql, list(params or []))
