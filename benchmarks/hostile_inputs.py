@@ -32,7 +32,7 @@ from support.hostile_server import HostileServer, drip  # noqa: E402
 PARSE = """
 import sys, time
 from pathlib import Path
-from pipelines.lib.mlperf.round_parser import RoundRules
+from pipelines.lib.mlperf.round_rules import RoundRules
 from pipelines.lib.mlperf.rules import package_ruleset
 from pipelines.lib.mlperf.tables import round_frames
 started = time.perf_counter()

@@ -112,20 +112,19 @@ def run(args: argparse.Namespace) -> int:
     # even if it is killed part-way.
     preflight.forget(base)
 
-    from pipelines.lib.mlperf.round_parser import shutdown_pool
+    from pipelines.lib.mlperf.scoring_pool import ScoringPool
     from pipelines.lib.mlperf.stage import round_sources
     from pipelines.runner.jobs import refresh
 
-    try:
-        with Progress(len(rounds) + len(hpc_rounds) + len(inference_rounds), base / "raw", settings.debug) as progress:
-            summary = refresh(rounds, settings, url_template=results_template, rules_template=rules_template,
-                              hpc_rounds=hpc_rounds, hpc_url_template=hpc_template,
-                              inference_rounds=inference_rounds, inference_url_template=inference_template,
-                              accept_shrink=args.accept_shrink, prices=not args.no_prices,
-                              trusted_rules_refs=tuple(sorted(set(args.trust_rules_ref))),
-                              progress=lambda msg: progress.message(redact(msg)))
-    finally:
-        shutdown_pool()  # the rounds' scoring processes end with the refresh, not at interpreter exit
+    # the rounds' scoring processes end with the refresh, not at interpreter exit
+    with ScoringPool(), Progress(len(rounds) + len(hpc_rounds) + len(inference_rounds), base / "raw",
+                                 settings.debug) as progress:
+        summary = refresh(rounds, settings, url_template=results_template, rules_template=rules_template,
+                          hpc_rounds=hpc_rounds, hpc_url_template=hpc_template,
+                          inference_rounds=inference_rounds, inference_url_template=inference_template,
+                          accept_shrink=args.accept_shrink, prices=not args.no_prices,
+                          trusted_rules_refs=tuple(sorted(set(args.trust_rules_ref))),
+                          progress=lambda msg: progress.message(redact(msg)))
     if summary.ok:  # the next refresh may skip Dagster if nothing changes meanwhile
         from pipelines.defs.resources import results_source_from_settings
 

@@ -120,7 +120,8 @@ def test_a_published_file_replaced_by_garbage_is_republished_from_the_newest_goo
 
 WORKERS = """
 import os, sys, time
-from pipelines.lib.mlperf.round_parser import ResultScorer, RoundRules
+from pipelines.lib.mlperf.scoring_pool import ResultScorer
+from pipelines.lib.mlperf.round_rules import RoundRules
 scorer = ResultScorer("v4.1", RoundRules(None, None), 2)
 futures = [scorer.pool.submit(time.sleep, 120) for _ in range(2)]
 time.sleep(1.0)

@@ -279,7 +279,7 @@ def test_a_sharply_shrinking_round_is_refused_unless_accepted(tmp_path, warehous
 
 
 def test_today_s_verdict_is_reused_only_when_the_same_rule_files_and_behaviour_decided():
-    from pipelines.lib.mlperf.round_parser import RoundRules
+    from pipelines.lib.mlperf.round_rules import RoundRules
 
     files = dict(SUBMISSION_RULES)
     later = files | {"training_6.1.0/common.yaml": "- KEY:\n    NAME: x\n    FIRST_CHECK: \" True \"\n"}

@@ -136,7 +136,8 @@ def test_a_round_past_its_scoring_deadline_ends_its_workers_and_says_so_in_one_l
                                                                                   settings_from_env):
     """Rules in the language, but slow: nested loops over every log line in a BEGIN block. The round's
     deadline ends the worker processes; the round is refused in one line and nothing is left running."""
-    from pipelines.lib.mlperf.round_parser import ScoringDeadline, parse_round
+    from pipelines.lib.mlperf.rejections import ScoringDeadline
+    from pipelines.lib.mlperf.round_parser import parse_round
     from pipelines.lib.mlperf.stage import round_rules, rules_archive_path
 
     slow = _hostile(lambda t: t.replace(

@@ -109,7 +109,7 @@ def package_rules_digest(ref: str) -> str:
 
 def package_rules(round_version: str):
     """Today's package rules on both sides: for parsing tests that are not about rule eras."""
-    from pipelines.lib.mlperf.round_parser import RoundRules
+    from pipelines.lib.mlperf.round_rules import RoundRules
     from pipelines.lib.mlperf.rules import package_ruleset
 
     return RoundRules(package_ruleset(round_version), package_ruleset(round_version))

@@ -60,7 +60,8 @@ def test_a_build_names_hpc_rounds_apart_from_training_rounds():
 
 def test_an_hpc_archive_without_result_logs_names_the_hpc_layouts(tmp_path):
     from pipelines.lib.mlperf.hpc import parse_hpc_round
-    from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundRules
+    from pipelines.lib.mlperf.rejections import NoResultLogs
+    from pipelines.lib.mlperf.round_rules import RoundRules
     from support.logs import make_archive, system_json
 
     archive = tmp_path / "hpc_results_v1.0-main.tar.gz"
@@ -76,7 +77,7 @@ def test_an_hpc_power_log_is_quarantined_with_its_reason_and_its_result_still_re
     """No shared HPC round has power logs: one that comes is kept as a quarantine row that says why it adds no
     energy, and the result log beside it is read as usual."""
     from pipelines.lib.mlperf.hpc import parse_hpc_round
-    from pipelines.lib.mlperf.round_parser import RoundRules
+    from pipelines.lib.mlperf.round_rules import RoundRules
     from support.logs import make_archive, open_ssd_run, system_json
 
     system = "Acme/results/box/strong/cosmoflow"

@@ -25,7 +25,7 @@ def test_the_guard_is_linear_on_an_unterminated_string_of_escaped_quotes():
         started = time.perf_counter()
         assert json_depth_over(text, 256)
         times.append(time.perf_counter() - started)
-    # eight times the input: a quadratic scan would take 64 times as long (it took 51 s at 80 KB before)
+    # eight times the input: a linear scan takes about 8 times as long, a quadratic one 64 times
     assert times[1] < 1.0 and times[1] < 20 * max(times[0], 1e-3)
     with pytest.raises(JSONTooDeep):
         check_depth("[" * 300 + "]" * 300, 256)

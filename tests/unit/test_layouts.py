@@ -6,7 +6,8 @@ import json
 import duckdb
 import pytest
 
-from pipelines.lib.mlperf.round_parser import NoResultLogs, RoundMismatch, parse_round
+from pipelines.lib.mlperf.rejections import NoResultLogs, RoundMismatch
+from pipelines.lib.mlperf.round_parser import parse_round
 from pipelines.lib.mlperf.stage import archive_path, stage_round
 from pipelines.lib.warehouse import build as wh
 from support.logs import (

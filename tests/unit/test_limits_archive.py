@@ -115,7 +115,7 @@ PEAK_RSS_SCRIPT = """
 import sys
 from pathlib import Path
 from pipelines.lib.io import limits
-from pipelines.lib.mlperf.round_parser import RoundRules
+from pipelines.lib.mlperf.round_rules import RoundRules
 limits.configure({"max_parse_workers": 1})
 from pipelines.lib.mlperf.rules import package_ruleset
 from pipelines.lib.mlperf.tables import round_frames

@@ -13,9 +13,10 @@ from pipelines.lib.mlperf.mllog import (
     normalize_v05,
     parse_log,
 )
-from pipelines.lib.mlperf.round_parser import RoundRules, score_run
+from pipelines.lib.mlperf.round_rules import RoundRules
 from pipelines.lib.mlperf.rules import package_ruleset
 from pipelines.lib.mlperf.runs import run_facts, steady_state_throughput
+from pipelines.lib.mlperf.scorer import score_run
 from pipelines.lib.mlperf.systems import availability_category, parse_system, to_count
 from support.logs import mllog, open_ssd_run, system_json
 
@@ -179,7 +180,7 @@ def test_a_small_archive_is_scored_by_the_running_pool_and_a_pool_of_other_limit
     rounds), and then by that pool with the same rows. A pool started under other limits is not reused: its
     workers would judge by the old ones."""
     from pipelines.lib.io import limits
-    from pipelines.lib.mlperf import round_parser
+    from pipelines.lib.mlperf import scoring_pool
 
     log = _log(open_ssd_run(1_000_000, 10)).replace(b"\n", b"\r\n")
     path = "Acme/results/box/ssd/result_0.txt"
@@ -190,20 +191,20 @@ def test_a_small_archive_is_scored_by_the_running_pool_and_a_pool_of_other_limit
             return scorer.results()
 
     try:
-        round_parser.shutdown_pool()
-        here = round_parser.ResultScorer("v4.1", V41_RULES, 2, small=True)
+        scoring_pool.shutdown_pool()
+        here = scoring_pool.ResultScorer("v4.1", V41_RULES, 2, small=True)
         assert here.pool is None
         expected = rows(here)
-        started = round_parser.ResultScorer("v4.1", V41_RULES, 2)
-        assert started.pool is not None and round_parser.pool_running(2)
-        reused = round_parser.ResultScorer("v4.1", V41_RULES, 2, small=True)
+        started = scoring_pool.ResultScorer("v4.1", V41_RULES, 2)
+        assert started.pool is not None and scoring_pool.pool_running(2)
+        reused = scoring_pool.ResultScorer("v4.1", V41_RULES, 2, small=True)
         assert reused.pool is started.pool
         assert rows(reused) == expected and expected[0][1]["time_to_train_minutes"] == 10.0
 
         limits.configure({"max_line_bytes": 4096})
-        assert not round_parser.pool_running(2)
-        assert round_parser.ResultScorer("v4.1", V41_RULES, 2, small=True).pool is None
-        replaced = round_parser.ResultScorer("v4.1", V41_RULES, 2)
+        assert not scoring_pool.pool_running(2)
+        assert scoring_pool.ResultScorer("v4.1", V41_RULES, 2, small=True).pool is None
+        replaced = scoring_pool.ResultScorer("v4.1", V41_RULES, 2)
         assert replaced.pool is not None and replaced.pool is not started.pool
     finally:
-        round_parser.shutdown_pool()
+        scoring_pool.shutdown_pool()

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from pipelines.lib.io.numbers import number_or_none
-from pipelines.lib.mlperf import round_parser, runs
+from pipelines.lib.mlperf import runs, scorer
 
 CASES = [  # value, as text allowed (run facts), numbers only (events), finite text (catalog cells)
     (12, 12.0, 12.0, 12.0),
@@ -37,5 +37,5 @@ def test_non_finite_values_pass_unless_finite_is_asked(value):
 
 def test_the_parsers_use_the_one_rule():
     assert runs._number is number_or_none
-    assert round_parser._number.func is number_or_none and round_parser._number.keywords == {"text": False}
-    assert round_parser._number("3") is None and round_parser._number(3) == 3.0
+    assert scorer._number.func is number_or_none and scorer._number.keywords == {"text": False}
+    assert scorer._number("3") is None and scorer._number(3) == 3.0

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipelines.lib.mlperf.mllog import MLL, MLLOG, MLP05, parse_log
-from pipelines.lib.mlperf.round_parser import EVENT_COLUMNS, RoundRules, score_run
+from pipelines.lib.mlperf.round_rules import RoundRules
+from pipelines.lib.mlperf.scorer import EVENT_COLUMNS, score_run
 from pipelines.lib.mlperf.systems import parse_system
 from pipelines.lib.prices.aws import parse_aws_offer
 from pipelines.lib.prices.azure import parse_azure_retail_page

@@ -3,7 +3,7 @@
 import polars as pl
 import pytest
 
-from pipelines.lib.mlperf.round_parser import EVENT_COLUMNS
+from pipelines.lib.mlperf.scorer import EVENT_COLUMNS
 from pipelines.lib.mlperf.tables import TABLES
 from pipelines.lib.prices.normalize import PARSED_QUARANTINE_SCHEMA, PRICE_SCHEMA, PriceCollector
 from pipelines.lib.reference.events import EVENT_KEYS

@@ -70,7 +70,7 @@ def build_lock(builds: Path, on_wait: Callable[[str], None] = lambda _: None) ->
 STALE_SECONDS = 300  # a download in progress writes far more often (the minimum rate's window is 60 s)
 
 
-# Releases before 2026-11-30 downloaded into `<name>.part-<random>` beside the target; a killed one
+# Earlier releases downloaded into `<name>.part-<random>` beside the target; a killed one
 # may have left such files in a warehouse this release now manages.
 LEGACY_DOWNLOAD_TEMP_GLOB = "raw/**/*.part-*"
 

@@ -305,3 +305,15 @@ def iter_members(path: Path, accept: Callable[[tuple[str, ...]], bool] = wanted,
                     yield Member(rel, None, log) if isinstance(log, str) else Member(rel, log)
     except (tarfile.TarError, EOFError, zlib.error, OSError, *_ISAL_ERRORS) as exc:
         raise ArchiveError(f"cannot read archive {path.name}: {type(exc).__name__}: {exc}") from exc
+
+
+def result_keys(parts: list[str]) -> tuple[str, str, list[str]] | None:
+    """(submitter, system, the path below the system folder) of a member under a `results` folder.
+    In the v0.5 layout the system key is `<entry>[/<folder>]/<system>`: Google names every system
+    folder `tpu`, and Intel's entries repeat system names, so the folder alone is not a key."""
+    i = results_folder_index(parts)
+    if i is None or len(parts) < i + 3:
+        return None
+    if i == 1:
+        return parts[0], parts[2], parts[3:]
+    return parts[1], "/".join([*parts[2:i], parts[i + 1]]), parts[i + 2:]

@@ -2,7 +2,7 @@
 
 The layout is Training's with one more level: `<org>/results/<system>/{strong,weak}/<benchmark>/
 result_*.txt` (v0.7: `<org>/results/<system>/<benchmark>/result_*.txt`, every result a time to train,
-i.e. strong). Each log is scored exactly as a Training log (`round_parser.score_run`: the rules of the
+i.e. strong). Each log is scored exactly as a Training log (`scorer.score_run`: the rules of the
 round's release and today's, in the rule language); what HPC adds per log is its instance scale
 (`number_of_nodes` × `accelerators_per_node`), which the weak-scaling metric needs.
 
@@ -16,19 +16,17 @@ import time
 
 from pipelines.lib.mlperf import power
 from pipelines.lib.mlperf.archive import iter_members, results_folder_index
+from pipelines.lib.mlperf.rejections import ScoringDeadline
 from pipelines.lib.mlperf.round_parser import (
-    ResultScorer,
-    RoundRules,
     RoundTables,
-    ScoringDeadline,
     add_benchmark_json,
     add_system,
     check_round_declared,
-    end_pool,
     quarantine,
     quarantine_unscored_run,
-    small_archive,
 )
+from pipelines.lib.mlperf.round_rules import RoundRules
+from pipelines.lib.mlperf.scoring_pool import ResultScorer, end_pool, small_archive
 from pipelines.lib.mlperf.suites import HPC
 
 SCALES = ("strong", "weak")
@@ -49,7 +47,7 @@ def hpc_result_keys(parts: list[str]) -> tuple[str, str, str, bool, list[str]] |
 
 
 def parse_hpc_round(archive, round_version: str, rules: RoundRules, workers: int | None = None) -> RoundTables:
-    """All tables of one HPC round; result logs are scored like Training's (round_parser.ResultScorer)."""
+    """All tables of one HPC round; result logs are scored like Training's (scoring_pool.ResultScorer)."""
     tables = RoundTables()
     keys: dict[str, tuple[str, str, str, bool, str]] = {}
     with ResultScorer(round_version, rules, workers, small=small_archive(archive)) as scorer:

@@ -44,14 +44,8 @@ from pipelines.lib.io.numbers import number_or_none
 from pipelines.lib.mlperf.archive import LineTooLong, complete_lines, iter_members
 from pipelines.lib.mlperf.inference_checker import Checker, checker_for, loadgen_keys
 from pipelines.lib.mlperf.inference_detail import DETAIL_FILE, DetailLog, line_limit, read_detail
-from pipelines.lib.mlperf.round_parser import (
-    NoResultLogs,
-    RoundRejected,
-    RoundTables,
-    ScoringDeadline,
-    add_system,
-    quarantine,
-)
+from pipelines.lib.mlperf.rejections import NoResultLogs, RoundRejected, ScoringDeadline
+from pipelines.lib.mlperf.round_parser import RoundTables, add_system, quarantine
 from pipelines.lib.mlperf.suites import INFERENCE
 from schemas.mlperf import MAX_THROUGHPUT
 

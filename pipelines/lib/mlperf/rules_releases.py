@@ -3,8 +3,9 @@
 A round's rules live in the newest release tag of its own release line that ships the round's rule folder
 (`6.0.0-rc6` ships `training_6.0.0/`; a final `X.Y.0` wins over its release candidates, the highest candidate
 otherwise; HPC's tags are `hpc-X.Y.Z`), found through GitHub's tag listing (ETag- and rate-limit aware). A
-round no tag ships yet (v6.1 on 2026-07-29) takes the default branch's head, a commit. A round whose rule
-folder exists nowhere is scored by the newest rules there are and published as provisional, saying so.
+round no tag ships yet (such as v6.1 in the shared snapshot of the repository) takes the default branch's head, a
+commit. A round whose rule folder exists nowhere is scored by the newest rules there are and published as
+provisional, saying so.
 
 `rules_refs.csv` stays the reviewed record of what scored each published round and always wins. A ref it
 does not list is trusted on first use: its content digest is pinned in the warehouse's own record

@@ -8,7 +8,8 @@ import polars as pl
 
 from pipelines.lib.mlperf.hpc import parse_hpc_round
 from pipelines.lib.mlperf.inference import parse_inference_round
-from pipelines.lib.mlperf.round_parser import RoundRules, parse_round
+from pipelines.lib.mlperf.round_parser import parse_round
+from pipelines.lib.mlperf.round_rules import RoundRules
 from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, Suite
 from pipelines.lib.staging.validation import quarantine_frame, validate_or_quarantine
 from schemas import polars_schema
