@@ -184,6 +184,21 @@ def _secret(value: object) -> Secret:
     return Secret(_text(value))
 
 
+def _checked(check: Callable[[str], str], accepted: str, *, secret: bool = False) -> Callable:
+    """Text checked by `check` (a `lib.warehouse.team` check: ValueError says why not), kept a Secret if `secret`."""
+    def read(value: object) -> object:
+        text = check(_text(value).strip())
+        return Secret(text) if secret else text
+    read.accepted, read.secret = accepted, secret
+    return read
+
+
+def _team_checks():
+    from pipelines.lib.warehouse import team
+
+    return team
+
+
 # What each reader accepts, for the settings page (readers made by a function above set their own).
 _text.accepted = "text"
 _path.accepted = "a folder"
@@ -192,6 +207,11 @@ _rounds.accepted = "comma-separated rounds, e.g. v4.1,5.0"
 _suites.accepted = "comma-separated: training, hpc, inference"
 _flag.accepted = "true or false (1, yes, on; 0, no, off)"
 _secret.accepted = "text, kept secret"
+_secret.secret = True
+_team = _team_checks()
+_postgres_url = _checked(_team.check_postgres_url, "a postgresql:// URL with a host and a database, kept secret",
+                         secret=True)
+_identifier = _checked(_team.check_identifier, "a lower-case PostgreSQL name (letters, digits, _)")
 _url.accepted = "http(s) with a host, file:// or a path"
 
 
@@ -262,11 +282,37 @@ SETTINGS: dict[str, Setting] = {
     "pue": Setting(DEFAULT_PUE, f"power usage effectiveness applied to measured energy ({PUE_SOURCE})",
                    _number(low=1, high=5)),
     "debug": Setting(False, "show Dagster's errors with their tracebacks", _flag),
+    # Team mode (docs: Operating a team warehouse): a DuckLake catalog, its data path, a PostgreSQL mirror for BI
+    "catalog": Setting(None, "the team warehouse: the PostgreSQL database of its DuckLake catalog "
+                       "(postgresql://user:password@host:5432/dbname; secret). Set, a refresh publishes into the "
+                       "DuckLake (one snapshot per refresh) and every command reads it; unset, the local file",
+                       _postgres_url),
+    "catalog_data_path": Setting(None, "where the DuckLake's Parquet files go: a folder every machine mounts at the "
+                                 "same path, or s3://bucket/prefix (the MLPERF_S3_* settings); the refresh that "
+                                 "creates the lake needs it, readers read it from the catalog",
+                                 _checked(_team.check_data_path, "an absolute folder or s3://bucket/prefix")),
+    "s3_access_key_id": Setting(None, "access key id for an s3:// data path (with s3_secret_access_key)", _text),
+    "s3_secret_access_key": Setting(None, "secret access key for an s3:// data path (secret)", _secret),
+    "s3_session_token": Setting(None, "session token of temporary S3 credentials (secret)", _secret),
+    "s3_region": Setting(None, "region of the s3:// data path's bucket, e.g. eu-west-1",
+                         _checked(_team.check_s3_region, "an S3 region name")),
+    "s3_endpoint": Setting(None, "host[:port] of an S3-compatible store (MinIO, R2, Ceph); unset: AWS",
+                           _checked(_team.check_s3_endpoint, "host[:port], no scheme or path")),
+    "s3_url_style": Setting(None, "vhost or path (path for most S3-compatible stores); unset: DuckDB's default",
+                            _checked(_team.check_s3_url_style, "vhost or path")),
+    "s3_use_ssl": Setting(True, "reach the S3 endpoint over https", _flag),
+    "bi_mirror": Setting(None, "a PostgreSQL database (postgresql://...; secret) into which a refresh mirrors every "
+                         "public table (dim_, fct_, mart_) with its comments, for BI tools; unset: no mirror",
+                         _postgres_url),
+    "bi_mirror_schema": Setting("mlperf", "the schema of that database the mirror replaces at each refresh "
+                                "(built beside it as <schema>_staging, swapped in one transaction)", _identifier),
+    "bi_reader_role": Setting("mlperf_reader", "the role that may read the mirror and nothing else: BI users are "
+                              "made members of it", _identifier),
     # the limits, one per `lib.io.limits.LIMITS` entry, each read within its range (`limits.accepted`)
     **{name: Setting(default, what, _limit(name)) for name, (default, what) in limits.LIMITS.items()},
 }
 # The settings read as Secret values (never shown, logged or stored): named by their reader alone.
-SECRETS = tuple(name for name, setting in SETTINGS.items() if setting.read is _secret)
+SECRETS = tuple(name for name, setting in SETTINGS.items() if getattr(setting.read, "secret", False))
 # The settings that are URLs (or URL templates): any credentials in them are redacted wherever they go.
 URLS = tuple(name for name in SETTINGS if name.endswith(("_url", "_url_template")))
 
@@ -274,6 +320,22 @@ URLS = tuple(name for name in SETTINGS if name.endswith(("_url", "_url_template"
 class _SettingsMethods:
     def build_parameters(self) -> BuildParameters:
         return BuildParameters(self.electricity_usd_per_kwh, self.pue)
+
+    def team_catalog(self):
+        """The team catalog (`lib.warehouse.team.TeamCatalog`) these settings describe, or None (the local file);
+        ValueError when its settings do not fit together."""
+        def value(name):
+            secret = getattr(self, name)
+            return secret.get_secret_value() if isinstance(secret, Secret) else secret
+        s3 = _team.S3Access(self.s3_access_key_id, value("s3_secret_access_key"), value("s3_session_token"),
+                            self.s3_region, self.s3_endpoint, self.s3_url_style, self.s3_use_ssl)
+        return _team.team_catalog_of(value("catalog"), self.catalog_data_path, s3)
+
+    def bi_mirror_target(self):
+        """The PostgreSQL mirror for BI tools (`lib.warehouse.team.BiMirror`), or None."""
+        if self.bi_mirror is None:
+            return None
+        return _team.BiMirror(self.bi_mirror.get_secret_value(), self.bi_mirror_schema, self.bi_reader_role)
 
     def limit_values(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in limits.LIMITS}
@@ -294,8 +356,8 @@ class _SettingsMethods:
         return out
 
 
-# One frozen field per setting. A plain dataclass, not a pydantic model: pydantic's import was half of a
-# no-change refresh (0.15 of 0.3 s), which every command paid.
+# One frozen field per setting. A plain dataclass, not a pydantic model: every command imports the settings
+# first, and pydantic's import would be a large share of a short command such as a no-change refresh.
 Settings = dataclasses.make_dataclass(
     "Settings", [(name, object) for name in SETTINGS], bases=(_SettingsMethods,), frozen=True,
     namespace={"__doc__": "Every setting of mlperf-warehouse (MLPERF_<NAME>): SETTINGS says what each is."})
@@ -327,7 +389,12 @@ def load_settings(**overrides) -> Settings:
             problems.append(text if text.startswith(variable + " ") else f"{variable}: {text}")
     if problems:
         raise ValueError("invalid setting: " + "; ".join(sorted(problems)))
-    return Settings(**values)
+    settings = Settings(**values)
+    try:  # settings that must fit together
+        settings.team_catalog()
+    except ValueError as exc:
+        raise ValueError(f"invalid setting: {exc}") from None
+    return settings
 
 
 def apply(settings: Settings) -> Settings:
@@ -337,12 +404,14 @@ def apply(settings: Settings) -> Settings:
     from pipelines.lib.io.redaction import register_secret, register_url_credentials
 
     limits.configure(settings.limit_values())
+    _team.configure(settings.team_catalog(), settings.bi_mirror_target())
     configure_warehouse_dir(settings.warehouse_dir)
     configure_allowed_hosts(settings.allowed_hosts)
     for name in SECRETS:
         secret = getattr(settings, name)
         if secret is not None:
             register_secret(secret.get_secret_value())
+            register_url_credentials(secret.get_secret_value())  # a catalog URL's password alone, too
     for name in URLS:  # a mirror's password is used to download, and shown or stored nowhere
         register_url_credentials(getattr(settings, name))
     return settings

@@ -53,15 +53,17 @@ def settings_from_env():
 @pytest.fixture(autouse=True)
 def _process_settings_reset():
     """Each test ends with this process's settings back at their defaults (a command run in-process applies
-    its settings: the warehouse folder, limits, allowed hosts)."""
+    its settings: the warehouse folder, limits, allowed hosts, the team catalog)."""
     yield
     from pipelines.lib.io import limits
     from pipelines.lib.io.hosts import configure_allowed_hosts
     from pipelines.lib.io.paths import configure_warehouse_dir
+    from pipelines.lib.warehouse import team
 
     limits.configure({})
     configure_warehouse_dir(None)
     configure_allowed_hosts(())
+    team.configure(None)
 
 
 @pytest.fixture(autouse=True)

@@ -118,12 +118,11 @@ def run(args: argparse.Namespace) -> int:
 
     from pipelines.commands import check_benchmark, check_round, parse_round
     from pipelines.commands.query import render_table
-    from pipelines.lib.io.paths import published_db
-    from pipelines.lib.warehouse.query import connect_readonly
+    from pipelines.lib.warehouse.query import connect_published
 
     base = warehouse_base(args)
     round_version = parse_round(args.round)
-    with connect_readonly(published_db(base)) as con:
+    with connect_published(base) as con:
         check_round(con, round_version)
         benchmark = check_benchmark(con, round_version, args.benchmark)
         a = _find(con, round_version, benchmark, args.system_a)

@@ -33,14 +33,13 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pipelines.commands import unknown
-    from pipelines.lib.io.paths import published_db
     from pipelines.lib.warehouse.exports import export, public_tables
-    from pipelines.lib.warehouse.query import connect_readonly
+    from pipelines.lib.warehouse.query import connect_published
 
     tables = [t.strip() for t in args.tables.split(",") if t.strip()] if args.tables else None
     base = warehouse_base(args)
     if tables:
-        with connect_readonly(published_db(base)) as con:
+        with connect_published(base) as con:
             available = list(public_tables(con))
         for table in tables:
             if table not in available:

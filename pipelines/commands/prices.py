@@ -82,11 +82,10 @@ def check_values(con, accelerator: str, pricing_model: str) -> None:
 def run(args: argparse.Namespace) -> int:
 
     from pipelines.commands.query import render_table
-    from pipelines.lib.io.paths import published_db
-    from pipelines.lib.warehouse.query import connect_readonly
+    from pipelines.lib.warehouse.query import connect_published
 
     base = warehouse_base(args)
-    with connect_readonly(published_db(base)) as con:
+    with connect_published(base) as con:
         check_values(con, args.accelerator, args.pricing_model)
         columns, rows = cheapest(con, args.accelerator, args.pricing_model)
     if not rows:

@@ -54,8 +54,7 @@ def run(args: argparse.Namespace) -> int:
     import duckdb
 
     from pipelines.lib.io.limits import limit as setting
-    from pipelines.lib.io.paths import published_db
-    from pipelines.lib.warehouse.query import connect_readonly, memory_bound
+    from pipelines.lib.warehouse.query import connect_published, memory_bound
 
     limit = args.limit if args.limit is not None else (DEFAULT_LIMIT if args.format == "table" else 0)
     timeout = args.timeout if args.timeout is not None else setting("query_timeout_seconds")
@@ -63,13 +62,12 @@ def run(args: argparse.Namespace) -> int:
     base = warehouse_base(args)
     # DuckDB's memory_limit stops what its buffer manager tracks, gracefully; the process limit stops the rest
     # (strings, lists), so the bound holds for every allocation of the statement and of its fetched rows.
-    with connect_readonly(published_db(base), sandbox=not args.allow_external_access, memory_bytes=memory) as con, \
+    with connect_published(base, sandbox=not args.allow_external_access, memory_bytes=memory) as con, \
             memory_bound(memory), _bounded(con, timeout) as stopped:
         try:
             cursor = con.execute(args.sql)
             columns = [d[0] for d in cursor.description or []]
-            rows = cursor.fetchmany(limit) if limit > 0 else cursor.fetchall()
-            total = len(rows) + (_count_rest(cursor) if limit > 0 and len(rows) == limit else 0)
+            rows, total = _first_rows(cursor, limit)
         except duckdb.CatalogException as exc:
             return _unknown_name(con, exc)
         except duckdb.PermissionException as exc:
@@ -126,22 +124,38 @@ def _bounded(con, seconds: float):
             signal.signal(signal.SIGINT, previous)
 
 
-def _count_rest(cursor) -> int:
-    """Rows not fetched yet, counted in Arrow batches (cheap even for a million events)."""
+def _first_rows(cursor, limit: int) -> tuple[list[tuple], int]:
+    """The result's first `limit` rows (every row when 0) and how many rows it has. The rows are read as Arrow
+    batches and only the shown ones become Python values (through DuckDB, as `fetchall` would give them), so
+    counting a million events stays cheap. (Counting what `fetchmany` left is not possible on DuckDB 1.5: its
+    Arrow reader skips the rest of the chunk `fetchmany` read from.)"""
     import warnings
 
+    import duckdb
+    import pyarrow as pa
+
+    if limit <= 0 or not cursor.description:
+        rows = cursor.fetchall() if cursor.description else []
+        return rows, len(rows)
+    kept, total = [], 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "an extra copy of the rows": only the shown ones are kept
+        reader = cursor.to_arrow_reader(100_000)
+        for batch in reader:
+            if total < limit:
+                kept.append(batch.slice(0, limit - total))
+            total += batch.num_rows
+    shown = duckdb.connect()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "an extra copy of the rows": only counted here, never kept
-            return sum(batch.num_rows for batch in cursor.to_arrow_reader(100_000))
-    except Exception:  # noqa: BLE001  - a count for a note is not worth failing the query
-        return 0
+        return shown.from_arrow(pa.Table.from_batches(kept, schema=reader.schema)).fetchall(), total
+    finally:
+        shown.close()
 
 
 def _unknown_name(con, exc) -> int:
     """A table (or column, function) that does not exist: name the tables there are."""
     tables = [t for (t,) in con.execute(
-        "select table_name from information_schema.tables where table_schema = 'main' "
+        "select table_name from information_schema.tables where table_schema = 'main' and table_catalog = current_database() "
         "and table_name not like 'raw\\_%' escape '\\' and table_name not like '\\_%' escape '\\' order by 1"
     ).fetchall()]
     print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)

@@ -51,16 +51,15 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from pipelines.commands import check_benchmark, check_round, parse_round
-    from pipelines.lib.io.paths import published_db
     from pipelines.lib.report.round_report import default_benchmark, write_report
-    from pipelines.lib.warehouse.query import connect_readonly
+    from pipelines.lib.warehouse.query import connect_published
 
     base = warehouse_base(args)
     round_version = parse_round(args.round)
     if args.suite == "inference":
         return _inference(args, base, round_version)
     accelerators = [a.strip() for a in (args.accelerators or "").split(",") if a.strip()] or None
-    with connect_readonly(published_db(base)) as con:
+    with connect_published(base) as con:
         check_round(con, round_version)
         if args.benchmark:
             benchmark = check_benchmark(con, round_version, args.benchmark)
@@ -86,11 +85,10 @@ def _inference(args: argparse.Namespace, base, round_version: str) -> int:
     import duckdb
 
     from pipelines.commands import UsageError, unknown
-    from pipelines.lib.io.paths import published_db
     from pipelines.lib.report.inference import write_inference_report
-    from pipelines.lib.warehouse.query import connect_readonly
+    from pipelines.lib.warehouse.query import connect_published
 
-    with connect_readonly(published_db(base)) as con:
+    with connect_published(base) as con:
         try:
             rounds = [r for (r,) in con.execute("select distinct round from fct_inference_result order by 1").fetchall()]
         except duckdb.CatalogException:  # a warehouse published before Inference was loaded

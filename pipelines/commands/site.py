@@ -30,15 +30,14 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pipelines.lib.io.paths import published_db
     from pipelines.lib.report.site import write_site
-    from pipelines.lib.warehouse.query import connect_readonly
+    from pipelines.lib.warehouse.query import connect_published
 
     base = warehouse_base(args)
     from pipelines.commands import parse_rounds
 
     rounds = parse_rounds(args.rounds or "") or None
-    with connect_readonly(published_db(base)) as con:
+    with connect_published(base) as con:
         site = write_site(con, Path(args.out), rounds, reports=not args.no_reports)
     for note in site.notes:
         print(f"note:   {note}")

@@ -84,13 +84,40 @@ def render(status: dict) -> str:
     return "\n".join(lines)
 
 
+def team_status() -> dict:
+    """{"team": the team catalog's kept snapshots} in team mode (an unreachable catalog says why), else {}."""
+    from pipelines.lib.warehouse.team import team_catalog
+
+    catalog = team_catalog()
+    if catalog is None:
+        return {}
+    from pipelines.lib.warehouse.lake_publish import team_status as lake_status
+
+    try:
+        return {"team": lake_status(catalog)}
+    except Exception as exc:  # noqa: BLE001 - the local status is still worth showing
+        return {"team": {"catalog": catalog.shown, "error": f"{type(exc).__name__}: {exc}"}}
+
+
+def render_team(team: dict) -> list[str]:
+    if team.get("error"):
+        return [f"team catalog {team['catalog']}: UNREACHABLE: {team['error']}"]
+    lines = [f"team catalog {team['catalog']} (data path {team['data_path']}): "
+             f"current snapshot {team['current'] if team['current'] is not None else 'none'}"]
+    for s in team["snapshots"]:
+        lines.append(f"  snapshot {s['snapshot']} at {s['at'][:19]}: {s['kind']} of build {s['build']} "
+                     f"(built {str(s['built_at'])[:19]}): {s['changes']}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     from pipelines.lib.io.jsonsafe import dumps_strict
     from pipelines.lib.warehouse.status import warehouse_status
 
     status = warehouse_status(warehouse_base(args))
+    status |= team_status()
     if args.json:  # strict JSON: NaN and ±Infinity (none expected) would be null
         print(dumps_strict(structured(status), indent=2))
     else:
-        print(render(status))
+        print("\n".join([render(status), *render_team(status["team"])]) if "team" in status else render(status))
     return 0

@@ -33,7 +33,7 @@ def refresh(rounds: list[str], settings: Settings | None = None, **kwargs) -> Re
 
     kwargs["settings"] = apply(settings or load_settings())
 
-    with refresh_lock(warehouse_dir()):  # a second refresh of this directory raises WarehouseBusy
+    with refresh_lock(warehouse_dir()), _team_writer():  # a second refresh (here, or on the team catalog) stops
         remove_stale_files(warehouse_dir())
         try:
             summary = _refresh(rounds, **kwargs)
@@ -43,6 +43,19 @@ def refresh(rounds: list[str], settings: Settings | None = None, **kwargs) -> Re
         record_refresh_outcome(None, summary.ok, summary.render(), steps=[asdict(s) for s in summary.steps],
                                published=summary.published)
         return summary
+
+
+def _team_writer():
+    """The team catalog's advisory lock, held for the whole refresh when team mode is on: a refresh on another
+    machine stops at once, before fetching anything (the lake's publish takes it again, re-entrantly)."""
+    from pipelines.lib.warehouse.team import team_catalog
+
+    catalog = team_catalog()
+    if catalog is None:
+        return nullcontext()
+    from pipelines.lib.warehouse.catalog_lock import catalog_lock
+
+    return catalog_lock(catalog.url, "refresh")
 
 
 def _refresh(rounds: list[str], *, instance: dg.DagsterInstance | None = None, **kwargs) -> RefreshSummary:
@@ -138,9 +151,16 @@ def _refresh_on(
         for suite, wanted in wanted_by_suite:
             summary.coverage += [row for row in round_coverage(published, suite)
                                  if row["round"] in {suite.round_label(r) for r in wanted}]
-    if summary.published:
+    if summary.published or _team_targets():  # the team's targets catch up with a build they do not hold yet
         summary.steps.append(_outputs(instance, resources, progress, settings.debug))
     return summary
+
+
+def _team_targets() -> bool:
+    """Whether a team catalog or a BI mirror is configured (they are outputs of the published build)."""
+    from pipelines.lib.warehouse.team import bi_mirror, team_catalog
+
+    return team_catalog() is not None or bi_mirror() is not None
 
 
 def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> tuple[str, bool]:
@@ -200,11 +220,27 @@ def _check_outcomes(result: dg.ExecuteInProcessResult, skip: set = frozenset()) 
 
 def _outputs(instance, resources, progress, debug: bool) -> StepOutcome:
     """What is made from the new build (the outputs group: BI export and report)."""
-    progress("refreshing the outputs (Parquet export, report) ...")
+    progress("refreshing the outputs (team catalog, BI mirror, Parquet export, report) ...")
     started = time.perf_counter()
     result = run_job("outputs_job", instance, resources, debug=debug)
     if result.success:
-        detail = "written: " + ", ".join(sorted(materialized_metadata(result)))
+        metadata = materialized_metadata(result)
+        detail = "written: " + ", ".join(sorted(name for name, meta in metadata.items()
+                                                 if meta.get("team_mode", True) and meta.get("bi_mirror", True)))
+        detail += "".join(_team_detail(metadata))
     else:
         detail, _ = run_error(result)
     return StepOutcome("outputs", result.success, time.perf_counter() - started, detail)
+
+
+def _team_detail(metadata: dict[str, dict]):
+    """What the team catalog and the BI mirror now hold, for the refresh's outputs line."""
+    lake = metadata.get("team_warehouse_snapshot") or {}
+    if lake.get("team_mode") and "snapshot" in lake:
+        done = f"snapshot {lake['snapshot']} published" if lake.get("published") else \
+            f"snapshot {lake['snapshot']} holds this build already"
+        yield f"; team catalog {lake.get('catalog')}: {done} ({lake.get('replaced', 0)} relations replaced)"
+    mirror = metadata.get("bi_postgres_mirror") or {}
+    if mirror.get("bi_mirror") and "schema" in mirror:
+        done = "swapped in" if mirror.get("mirrored") else "holds this build already"
+        yield f"; BI mirror schema {mirror['schema']}: {done} ({mirror.get('tables', 0)} tables)"

@@ -228,22 +228,32 @@ def test_shell_runs_the_cli_sandboxed(base, tmp_path):
     assert not list(tmp_path.iterdir()), proc.stderr
 
 
-def test_shell_falls_back_to_python_when_the_cli_cannot_open_the_file(tmp_path):
-    """A file in DuckDB 2.x's own storage format, which the 1.x CLI cannot read."""
-    _duckdb_cli_or_skip()
+def test_shell_falls_back_to_python_when_the_cli_cannot_open_the_file(tmp_path, monkeypatch, capsys):
+    """A duckdb CLI that refuses the file (as an older CLI on PATH refuses a newer storage format): the shell
+    says why and opens the sandboxed Python REPL instead."""
+    import io
+
+    from pipelines.commands import shell
+
     base = tmp_path / "warehouse"
     base.mkdir()
-    con = duckdb.connect(str(base / "mlperf.duckdb"), config={"storage_compatibility_version": "latest"})
+    con = duckdb.connect(str(base / "mlperf.duckdb"))
     con.execute("create table t as select 41 + 1 as answer")
     con.close()
-    statements = (f"con.execute(\"copy t to '{tmp_path}/x.csv'\")\n"  # sandboxed here too
-                  "print(con.execute('select answer from t').fetchone()[0])\n")
-    proc = subprocess.run(CLI + ["shell"], input=statements,
-                          capture_output=True, text=True, timeout=60, env=os.environ | {"MLPERF_WAREHOUSE_DIR": str(base)})
-    assert proc.returncode == 0, proc.stderr
-    assert "cannot open mlperf.duckdb" in proc.stderr and "opening a Python REPL instead" in proc.stderr
-    assert "42" in proc.stdout + proc.stderr
-    assert "Permission Error" in proc.stderr and not (tmp_path / "x.csv").exists()
+    older = tmp_path / "duckdb"  # what DuckDB 1.0's CLI prints for a file written by a newer storage version
+    older.write_text("#!/bin/sh\necho 'Error: unable to open database: IO Error: Trying to read a database file "
+                     "with version number 67, but we can only read version 64.' >&2\nexit 1\n")
+    older.chmod(0o755)
+    monkeypatch.setattr(shell, "duckdb_cli", lambda: str(older))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"con.execute(\"copy t to '{tmp_path}/x.csv'\")\n"  # sandboxed
+                                                  "print(con.execute('select answer from t').fetchone()[0])\n"))
+    args = build_parser().parse_args(["shell", "--warehouse-dir", str(base)])
+    assert args.handler(args) == 0
+    out = capsys.readouterr()
+    assert "cannot open mlperf.duckdb: Error: unable to open database: IO Error" in out.err
+    assert "opening a Python REPL instead" in out.err
+    assert "42" in out.out + out.err
+    assert "Permission Error" in out.out + out.err and not (tmp_path / "x.csv").exists()
 
 
 def test_ci_installs_duckdb_cli_through_the_pinned_test_extra():

@@ -2,8 +2,8 @@ import dagster as dg
 
 from pipelines.defs.resources import WarehouseLocation
 from pipelines.defs.warehouse.models import REPORT_INPUTS
-from pipelines.lib.io.paths import ensure_inside, published_db
-from pipelines.lib.warehouse.query import connect_readonly
+from pipelines.lib.io.paths import ensure_inside
+from pipelines.lib.warehouse.query import connect_published
 
 
 @dg.asset(
@@ -22,7 +22,7 @@ def mlperf_site(context: dg.AssetExecutionContext, warehouse_location: Warehouse
 
     base = warehouse_location.path()
     out_dir = ensure_inside(base / "site", base)
-    with connect_readonly(published_db(base)) as con:
+    with connect_published(base) as con:
         site = write_site(con, out_dir)
     for note in site.notes:
         context.log.info(note)

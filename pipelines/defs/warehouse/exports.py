@@ -8,7 +8,7 @@ from pipelines.lib.warehouse.exports import export
 
 
 @dg.asset(
-    deps=public_models(),
+    deps=[*public_models(), "team_warehouse_snapshot"],  # in team mode the export reads the lake
     group_name="outputs",
     kinds={"parquet"},
     description="Every public table of the published warehouse as Parquet (partitioned by round where a "

@@ -39,6 +39,12 @@ def builds_dir(base: Path | None = None) -> Path:
     return (base or warehouse_dir()) / "builds"
 
 
+def extensions_dir(base: Path | None = None) -> Path:
+    """DuckDB's extension folder for this warehouse (DuckDB's own layout), filled from the extensions' PyPI
+    packages: a BI tool's DuckDB loads them from here by name (its `extension_directory`)."""
+    return (base or warehouse_dir()) / "duckdb-extensions"
+
+
 def ensure_inside(path: Path, base: Path | None = None) -> Path:
     """Refuse any path that would escape the warehouse directory."""
     root = (base or warehouse_dir()).resolve()

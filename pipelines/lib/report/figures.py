@@ -28,7 +28,8 @@ CLOUD_NAMES = {"aws": "AWS", "azure": "Azure", "gcp": "Google Cloud", "oci": "Or
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
     rows = con.execute(
-        "select column_name from information_schema.columns where table_name = ?", [table]
+        "select column_name from information_schema.columns where table_name = ? and table_catalog = current_database()",
+        [table]
     ).fetchall()
     return {c for (c,) in rows}
 

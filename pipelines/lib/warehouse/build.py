@@ -32,6 +32,7 @@ from pipelines.lib.staging.files import staged_files
 from pipelines.lib.warehouse.models import (
     SqlTest,
     check_dependencies,
+    comment_statements,
     create_macros,
     grain_test_sql,
     load_models,
@@ -520,13 +521,12 @@ def _attempt(base: Path, build_path: Path, models: dict, dependencies_verified: 
         # BI drivers) can open; DuckDB 2.x's own format would shut them all out.
         con = duckdb.connect(str(build_path), config={"storage_compatibility_version": "v1.0.0"})
         try:
-            # One checkpoint, at the end: with DuckDB's 16 MB default the WAL of the raw run events made
-            # a model in the middle of the build checkpoint too (the build of every shared round: about 0.4 s of
-            # its ~6 s of CPU, benchmarks/RESULTS.md).
+            # One checkpoint, at the end: with DuckDB's 16 MB default the WAL of the raw run events makes
+            # a model in the middle of the build checkpoint too, work the final checkpoint then repeats.
             con.execute("set checkpoint_threshold = '4GB'")
             if _largest_staged_rows(con, base) < ROW_GROUP_ROWS:
                 # Every table fits in one row group, which one thread scans: a second one only adds
-                # coordination (v4.1's build: 0.53 s instead of 0.60 s; all rounds keep every core),
+                # coordination (builds with larger tables keep every core),
                 # and float sums then come out bit for bit the same in every build.
                 con.execute("set threads = 1")
             _load_raw(con, base, frozenset(excluded), previous, from_previous)
@@ -554,6 +554,9 @@ def _attempt(base: Path, build_path: Path, models: dict, dependencies_verified: 
                     raise BuildFailed(f"warehouse checks failed, nothing published: {headline}\n" + "\n".join(failures),
                                       outcomes)
                 return _Attempt({}, columns, outcomes, dependencies, failing)
+            for name in models:  # the headers' descriptions travel with the data (BI tools show them)
+                for statement in comment_statements(models[name]):
+                    con.execute(statement)
             built_at = datetime.now(UTC).isoformat()
             con.execute(
                 "create table _build_info as select ?::varchar as built_at, ?::varchar as fingerprint, "

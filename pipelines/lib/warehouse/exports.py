@@ -14,10 +14,10 @@ import duckdb
 
 from pipelines.lib.io.files import owned_directory
 from pipelines.lib.io.jsonsafe import dumps_strict
-from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
+from pipelines.lib.io.paths import builds_dir, warehouse_dir
 from pipelines.lib.io.text import FORMULA_START
 from pipelines.lib.warehouse.models import PUBLIC_PREFIXES
-from pipelines.lib.warehouse.query import connect_readonly, quote_ident, quote_literal
+from pipelines.lib.warehouse.query import connect_published, quote_ident, quote_literal
 
 # Written into every export directory: only a directory holding it is ever replaced.
 EXPORT_MARKER = ".mlperf-warehouse-export"
@@ -27,7 +27,8 @@ FORMATS = ("parquet", "csv", "mlcommons-summary")  # the last: summary_results.j
 def public_tables(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """Public table/view name → 'table' or 'view', from the catalog."""
     rows = con.execute(
-        "select table_name, table_type from information_schema.tables where table_schema = 'main' order by 1"
+        "select table_name, table_type from information_schema.tables where table_schema = 'main' "
+        "and table_catalog = current_database() order by 1"
     ).fetchall()
     return {n: ("view" if t == "VIEW" else "table") for n, t in rows if n.startswith(PUBLIC_PREFIXES)}
 
@@ -35,7 +36,8 @@ def public_tables(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
 def columns(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, str]]:
     rows = con.execute(
         "select column_name, data_type from information_schema.columns "
-        "where table_schema = 'main' and table_name = ? order by ordinal_position", [table]
+        "where table_schema = 'main' and table_catalog = current_database() and table_name = ? "
+        "order by ordinal_position", [table]
     ).fetchall()
     return [{"name": n, "type": t} for n, t in rows]
 
@@ -105,7 +107,7 @@ def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, bas
     out = Path(out).resolve()
     _check_out_dir(out, base)
     with owned_directory(out, EXPORT_MARKER, "export", _legacy_export(base)) as tmp:
-        with connect_readonly(published_db(base)) as con:
+        with connect_published(base) as con:
             available = public_tables(con)
             wanted = tables or list(available)
             unknown = sorted(set(wanted) - set(available))

@@ -355,6 +355,20 @@ def load_tests(models: dict[str, Model], root: Path | None = None) -> list[SqlTe
     return tests
 
 
+def comment_statements(model: Model) -> list[str]:
+    """COMMENT ON statements that give the built relation its header's description (and grain) and each declared
+    column its description: what BI tools, the team catalog and the PostgreSQL mirror show beside the data."""
+    from pipelines.lib.warehouse.query import quote_literal
+
+    text = " ".join(model.description.split())
+    if model.grain:
+        text += f" Grain: one row per {', '.join(model.grain)}."
+    name = quote_identifier(model.name)
+    return [f"comment on {model.kind} {name} is {quote_literal(text)}"] + [
+        f"comment on column {name}.{quote_identifier(c.name)} is {quote_literal(' '.join(c.description.split()))}"
+        for c in model.columns if c.description]
+
+
 def grain_test_name(model: Model) -> str:
     return f"{model.name}_unique"
 

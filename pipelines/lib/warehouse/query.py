@@ -124,3 +124,23 @@ def connect_readonly(path: Path | None = None, *, sandbox: bool = False,
         yield con
     finally:
         con.close()
+
+
+@contextlib.contextmanager
+def connect_published(base: Path | None = None, *, sandbox: bool = False,
+                      memory_bytes: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to what is published: the team catalog's newest snapshot when one is configured
+    (`team.configure`, from MLPERF_CATALOG), else the published file of the warehouse at `base`. Every reader
+    (query, report, site, export, compare, prices, the outputs' assets and checks) opens the warehouse here."""
+    from pipelines.lib.warehouse.team import team_catalog
+
+    catalog = team_catalog()
+    if catalog is None:
+        with connect_readonly(published_db(base), sandbox=sandbox, memory_bytes=memory_bytes) as con:
+            yield con
+        return
+    from pipelines.lib.warehouse.lake import connect_lake
+
+    with connect_lake(catalog, sandbox=sandbox, memory_bytes=memory_bytes) as con:
+        yield con
+
