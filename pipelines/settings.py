@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pipelines.lib.io import limits
-from pipelines.lib.io.paths import DEFAULT_WAREHOUSE_DIR
+from pipelines.lib.io.paths import DEFAULT_WAREHOUSE_DIR, extensions_dir
 from pipelines.lib.mlperf.rounds import normalize_round
 from pipelines.lib.reference.sources import (
     DEFAULT_AWS_URL,
@@ -329,7 +329,8 @@ class _SettingsMethods:
             return secret.get_secret_value() if isinstance(secret, Secret) else secret
         s3 = _team.S3Access(self.s3_access_key_id, value("s3_secret_access_key"), value("s3_session_token"),
                             self.s3_region, self.s3_endpoint, self.s3_url_style, self.s3_use_ssl)
-        return _team.team_catalog_of(value("catalog"), self.catalog_data_path, s3)
+        return _team.team_catalog_of(value("catalog"), self.catalog_data_path, s3,
+                                     extensions_dir(self.warehouse_dir.resolve()))
 
     def bi_mirror_target(self):
         """The PostgreSQL mirror for BI tools (`lib.warehouse.team.BiMirror`), or None."""

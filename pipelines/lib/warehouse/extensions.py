@@ -1,21 +1,21 @@
 """DuckDB extensions from their PyPI packages, never from the network.
 
 `duckdb-extension-<name>` ships `extensions/v<duckdb version>/<name>.duckdb_extension` for one DuckDB
-version. `load_extensions` turns DuckDB's automatic download of known extensions off for the connection, makes
-the warehouse's own extension folder (`paths.extensions_dir`, never DuckDB's default in the user's home) the
-connection's, installs each extension there from that file (`INSTALL '<path>'`, a copy: a BI tool's DuckDB given
-that folder as its `extension_directory` loads it by name) and loads it. Where that folder cannot be written (a
-reader without write access to the warehouse folder), the file is loaded where the package put it.
+version. `load_extensions` turns DuckDB's automatic download of known extensions off for the connection and
+loads each extension from that file. Given a `folder` (the warehouse's own extension folder, `paths.extensions_dir`;
+never DuckDB's default in the user's home), it makes that the connection's extension folder and installs each
+extension there first (`INSTALL '<path>'`, a copy: a BI tool's DuckDB given that folder as its
+`extension_directory` loads it by name); where it cannot be written, the file is loaded where the package put it.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import tempfile
 from pathlib import Path
 
 import duckdb
 
-from pipelines.lib.io.paths import extensions_dir
 from pipelines.lib.warehouse.query import quote_literal
 
 # the name DuckDB knows a loaded extension by, where it differs from its package's
@@ -41,16 +41,17 @@ def extension_file(name: str) -> Path:
     return path
 
 
-def load_extensions(con: duckdb.DuckDBPyConnection, *names: str) -> None:
-    """Install (from its package's file) and load each extension on `con`; nothing is downloaded."""
+def load_extensions(con: duckdb.DuckDBPyConnection, *names: str, folder: Path | None = None) -> None:
+    """Load each extension on `con` from its package's file (installed into `folder` first, if given); nothing is
+    downloaded."""
     con.execute("set autoinstall_known_extensions = false")
     con.execute("set autoload_known_extensions = false")
-    folder = extensions_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        con.execute(f"set extension_directory = {quote_literal(str(folder))}")
-    except OSError:
-        folder = None
+    if folder is not None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            con.execute(f"set extension_directory = {quote_literal(str(folder))}")
+        except OSError:
+            folder = None
     loaded = {n for (n,) in con.execute("select extension_name from duckdb_extensions() where loaded").fetchall()}
     for name in names:
         if LOADED_AS.get(name, name) in loaded:
@@ -58,8 +59,21 @@ def load_extensions(con: duckdb.DuckDBPyConnection, *names: str) -> None:
         path = extension_file(name)
         try:
             if folder is None:
-                raise duckdb.IOException(f"{extensions_dir()} cannot be made")
+                raise duckdb.IOException("no extension folder to install into")
             con.execute(f"install {quote_literal(str(path))}")
             con.execute(f"load {name}")
-        except duckdb.IOException:  # DuckDB's extension folder cannot be written here: the package's file itself
-            con.execute(f"load {quote_literal(str(path))}")
+        except duckdb.IOException:  # no folder, or one that cannot be written: the package's file itself
+            _load_file(con, name, path)
+
+
+def _load_file(con: duckdb.DuckDBPyConnection, name: str, path: Path) -> None:
+    """LOAD the package's file where it is. DuckDB finds an extension's entry point by its file's name, which for
+    some (postgres: postgres_scanner) is not the package's: those are loaded through a link of that name."""
+    loaded_as = LOADED_AS.get(name, name)
+    if loaded_as == name:
+        con.execute(f"load {quote_literal(str(path))}")
+        return
+    with tempfile.TemporaryDirectory(prefix="mlperf-extension-") as folder:
+        link = Path(folder) / f"{loaded_as}.duckdb_extension"
+        link.symlink_to(path)
+        con.execute(f"load {quote_literal(str(link))}")

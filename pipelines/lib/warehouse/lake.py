@@ -52,7 +52,7 @@ def attach(con: duckdb.DuckDBPyConnection, catalog: TeamCatalog, alias: str = LA
            snapshot: int | None = None) -> None:
     """Attach the lake as `alias` (read-only, optionally at `snapshot`). A writer passes the data path, which
     creates the lake on first use and must equal the one it records."""
-    load_extensions(con, "ducklake", "postgres", *(("httpfs",) if catalog.on_s3 else ()))
+    load_extensions(con, "ducklake", "postgres", *(("httpfs",) if catalog.on_s3 else ()), folder=catalog.extensions)
     _s3_secret(con, catalog)
     options = ["read_only"] if read_only else []
     if snapshot is not None:

@@ -45,6 +45,21 @@ def _select_list(columns: list[tuple[str, str, str | None]]) -> str:
                      else quote_ident(c) for c, t, _ in columns)
 
 
+def _reader_role(pg, role: str) -> None:
+    """The reader role exists, or is made (a group role: no login); a mirror owner who may not make roles is told
+    what to ask a database administrator for."""
+    import psycopg
+
+    if pg.execute("select 1 from pg_roles where rolname = %s", (role,)).fetchone():
+        return
+    try:
+        pg.execute(f"create role {role} nologin")
+    except psycopg.errors.InsufficientPrivilege:
+        raise PermissionError(f"the BI reader role {role} does not exist and this user may not create it: ask a "
+                              f"database administrator for `create role {role} nologin` (MLPERF_BI_READER_ROLE)"
+                              ) from None
+
+
 def mirror_build(target: BiMirror, build: Path) -> dict:
     """Replace the mirror's schema by the public relations of the build file `build`. Returns what was mirrored:
     the schema, the build, each table's row count and the seconds taken."""
@@ -52,6 +67,7 @@ def mirror_build(target: BiMirror, build: Path) -> dict:
     schema, staging = target.schema, f"{target.schema}_staging"
     with catalog_lock(target.url, "BI mirror", MIRROR, what="the BI mirror"):
         with connect(target.url, "BI mirror", autocommit=True) as pg:
+            _reader_role(pg, target.reader_role)
             pg.execute(f"drop schema if exists {staging} cascade")  # what a killed mirror left
             pg.execute(f"create schema {staging}")
         con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
@@ -86,8 +102,6 @@ def mirror_build(target: BiMirror, build: Path) -> dict:
             pg.execute(f"insert into {staging}.{RECORD} (build, built_at, fingerprint) values (%s, %s, %s)",
                        (build.name, str(built_at), fingerprint))
             pg.execute(f"comment on table {staging}.{RECORD} is 'the build this mirror holds and when it was swapped in'")
-            pg.execute(f"do $$ begin if not exists (select from pg_roles where rolname = '{role}') then "
-                       f"create role {role} nologin; end if; end $$")
             pg.execute(f"drop schema if exists {schema} cascade")
             pg.execute(f"alter schema {staging} rename to {schema}")
             pg.execute(f"revoke all on schema {schema} from public")

@@ -37,6 +37,7 @@ class TeamCatalog:
     data_path: str | None = None
     s3: S3Access | None = None
     keep_snapshots: int = KEEP_SNAPSHOTS
+    extensions: Path | None = None  # the extension folder to install DuckDB's extensions into (None: load only)
 
     @property
     def shown(self) -> str:
@@ -127,7 +128,8 @@ def check_s3_url_style(text: str) -> str:
     return text.lower()
 
 
-def team_catalog_of(url: str | None, data_path: str | None, s3: S3Access) -> TeamCatalog | None:
+def team_catalog_of(url: str | None, data_path: str | None, s3: S3Access,
+                    extensions: Path | None = None) -> TeamCatalog | None:
     """The team catalog the settings describe, or None; ValueError when they do not fit together."""
     given_s3 = [name for name in ("key_id", "secret", "session_token", "region", "endpoint", "url_style")
                 if getattr(s3, name)]
@@ -143,7 +145,7 @@ def team_catalog_of(url: str | None, data_path: str | None, s3: S3Access) -> Tea
         raise ValueError("MLPERF_S3_ACCESS_KEY_ID and MLPERF_S3_SECRET_ACCESS_KEY go together: set both or neither")
     if s3.session_token and not s3.key_id:
         raise ValueError("MLPERF_S3_SESSION_TOKEN needs MLPERF_S3_ACCESS_KEY_ID and MLPERF_S3_SECRET_ACCESS_KEY")
-    return TeamCatalog(url, data_path, s3 if on_s3 else None)
+    return TeamCatalog(url, data_path, s3 if on_s3 else None, extensions=extensions)
 
 
 _catalog: TeamCatalog | None = None
