@@ -410,9 +410,12 @@ def apply(settings: Settings) -> Settings:
     configure_allowed_hosts(settings.allowed_hosts)
     for name in SECRETS:
         secret = getattr(settings, name)
-        if secret is not None:
+        if secret is None:
+            continue
+        if "://" in secret.get_secret_value():  # a database URL: its password is the secret, its host may be shown
+            register_url_credentials(secret.get_secret_value())
+        else:
             register_secret(secret.get_secret_value())
-            register_url_credentials(secret.get_secret_value())  # a catalog URL's password alone, too
     for name in URLS:  # a mirror's password is used to download, and shown or stored nowhere
         register_url_credentials(getattr(settings, name))
     return settings

@@ -107,22 +107,31 @@ def every_round(tmp_path_factory) -> Path:
 
 @needs_shared_mlperf()
 @pytest.mark.shared_build
-def test_refresh_of_every_shared_round_publishes_a_snapshot_another_machine_reads(every_round, catalog, tmp_path):
+def test_refresh_of_every_shared_round_publishes_a_snapshot_another_machine_reads(every_round, catalog, cluster,
+                                                                                 tmp_path):
     from support.github import serve_logging_repository
     from support.http_server import LoopbackServer
     from support.paths import SHARED_MLPERF
 
+    mirror_db = f"bi_{uuid.uuid4().hex[:8]}"
+    cluster.psql(f"create database {mirror_db}")
     with LoopbackServer(SHARED_MLPERF) as server:
         serve_logging_repository(server)
-        env = team_env(every_round, catalog) | {
+        env = team_env(every_round, catalog) | {"MLPERF_BI_MIRROR": cluster.url(mirror_db),
             "MLPERF_GITHUB_API_URL": server.url, "MLPERF_SUITES": "training,hpc",
             "MLPERF_ROUNDS": ",".join(shared_rounds()), "MLPERF_HPC_ROUNDS": ",".join(shared_hpc_rounds())}
         proc = run_cli("refresh", "--no-prices", "--results-url-template", server.url + TRAINING_TEMPLATE,
                        "--rules-url-template", server.url + RULES_TEMPLATE,
                        "--hpc-results-url-template", server.url + HPC_TEMPLATE, env=env, timeout=900)
-    assert "team catalog" in proc.stdout, proc.stdout + proc.stderr
-    assert "owner-Secret-9" not in proc.stdout + proc.stderr
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    flat = " ".join(proc.stdout.split())  # the summary's table wraps its lines
+    assert "team catalog postgresql://REDACTED@127.0.0.1:" in flat and "snapshot 1 published" in flat, flat
+    assert "BI mirror schema mlperf: swapped in" in flat, flat
+    for secret in ("owner-Secret-9", "pg-super-Secret-7"):
+        assert secret not in proc.stdout + proc.stderr
     expected = local_counts(every_round)
+    mirrored = cluster.psql("select count(*) from mlperf.fct_training_result", database=mirror_db).stdout
+    assert int(mirrored.strip()) == expected["fct_training_result"]
     assert expected["fct_training_result"] > 0 and expected["fct_hpc_result"] > 0
     # another machine: an empty warehouse folder, the catalog URL only (no data path, no local build)
     reader = team_env(tmp_path / "elsewhere", catalog, writer=False)
