@@ -348,7 +348,9 @@ class _SettingsMethods:
         out: dict[str, object] = {}
         for name in SETTINGS:
             value = getattr(self, name)
-            if name in SECRETS:
+            if name in SECRETS and value is not None and "://" in value.get_secret_value():
+                out[name] = redact_url(value.get_secret_value())  # another database is another target
+            elif name in SECRETS:
                 out[name] = "set" if value is not None else None
             elif name in URLS and value is not None:  # recorded by a refresh: no URL's credentials
                 out[name] = redact_url(value)

@@ -82,7 +82,7 @@ def data_path(con: duckdb.DuckDBPyConnection, alias: str = LAKE) -> str:
 def connect_lake(catalog: TeamCatalog, *, sandbox: bool = False, memory_bytes: int | None = None,
                  snapshot: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection whose default database is the lake, inside one transaction: every statement of the
-    session reads the snapshot that was current when it began, whatever a refresh commits meanwhile. `sandbox`
+    session reads the snapshot that was current at its first read, whatever a refresh commits meanwhile. `sandbox`
     (user-typed SQL): once the lake is attached, no file outside its data path, no network, no INSTALL/LOAD, the
     configuration locked (`query.SANDBOX`)."""
     con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})

@@ -115,7 +115,7 @@ def _target(history: list[dict], to: str | None) -> dict:
     older = [s for s in history if (s["record"].get("build") or "") < (current["record"].get("build") or "")]
     if not older:
         raise ValueError(f"no kept snapshot of a build older than the published one ({current['record'].get('build')},"
-                         " snapshot {current['snapshot']}); nothing to roll back to")
+                         f" snapshot {current['snapshot']}); nothing to roll back to")
     return older[-1]
 
 
