@@ -69,7 +69,11 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.lib.io.limits import limit
     from pipelines.lib.io.paths import published_db
     from pipelines.lib.warehouse.query import WarehouseMissing, limit_child_memory, published_build_file
+    from pipelines.lib.warehouse.team import team_catalog
 
+    catalog = team_catalog()
+    if catalog is not None:  # the team catalog is no file the duckdb CLI opens: DuckDB in Python, on the lake
+        return _python_repl(None, args.allow_external_access, f"the team catalog {catalog.shown}")
     path = published_db(warehouse_base(args))
     if not path.exists():
         raise WarehouseMissing(f"no published warehouse at {path}; run `mlperf-warehouse refresh` first")
@@ -87,18 +91,21 @@ def run(args: argparse.Namespace) -> int:
     return _python_repl(path, args.allow_external_access)
 
 
-def _python_repl(path, allow_external_access: bool) -> int:
+def _python_repl(path, allow_external_access: bool, what: str | None = None) -> int:
+    """A Python REPL with a read-only, sandboxed connection on the file `path` (None: on the team catalog)."""
     import code
 
     import duckdb
     import polars as pl
 
     from pipelines.lib.io.limits import limit
-    from pipelines.lib.warehouse.query import connect_readonly, memory_bound
+    from pipelines.lib.warehouse.query import connect_published, connect_readonly, memory_bound
 
     memory = limit("query_memory_bytes")
-    with connect_readonly(path, sandbox=not allow_external_access, memory_bytes=memory) as con, memory_bound(memory):
-        banner = (f"read-only DuckDB connection `con` on {path}; polars as `pl`.\n"
+    connection = connect_readonly(path, sandbox=not allow_external_access, memory_bytes=memory) if path else \
+        connect_published(sandbox=not allow_external_access, memory_bytes=memory)
+    with connection as con, memory_bound(memory):
+        banner = (f"read-only DuckDB connection `con` on {what or path}; polars as `pl`.\n"
                   'e.g. con.sql("select * from fct_training_result limit 5").pl()')
         code.interact(banner=banner, local={"con": con, "duckdb": duckdb, "pl": pl}, exitmsg="")
     return 0

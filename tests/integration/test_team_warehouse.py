@@ -230,3 +230,16 @@ def test_a_writer_killed_before_its_commit_leaves_the_last_snapshot_and_the_next
     assert record["published"] and record["cleanup"]["orphaned_files_deleted"] >= len(left)
     assert not (left & _data_files(catalog)), "files of the killed writer are still there"
     assert lake_counts(catalog) == local_counts(every_round)
+
+
+def test_the_shell_opens_the_team_catalog_sandboxed(small_warehouse, catalog, tmp_path):
+    publish(small_warehouse, catalog)
+    statements = (f"con.execute(\"copy (select 1) to '{tmp_path}/x.csv'\")\n"
+                  "print('rows', con.execute('select count(*) from fct_training_result').fetchone()[0])\n")
+    proc = subprocess.run(CLI + ["shell"], input=statements, capture_output=True, text=True, timeout=120,
+                          env=team_env(tmp_path / "reader", catalog, writer=False))
+    assert proc.returncode == 0, proc.stderr
+    assert "on the team catalog postgresql://REDACTED@127.0.0.1" in proc.stdout + proc.stderr
+    assert f"rows {local_counts(small_warehouse)['fct_training_result']}" in proc.stdout + proc.stderr
+    assert "Permission Error" in proc.stdout + proc.stderr and not (tmp_path / "x.csv").exists()
+    assert "owner-Secret-9" not in proc.stdout + proc.stderr
