@@ -243,3 +243,30 @@ def test_the_shell_opens_the_team_catalog_sandboxed(small_warehouse, catalog, tm
     assert f"rows {local_counts(small_warehouse)['fct_training_result']}" in proc.stdout + proc.stderr
     assert "Permission Error" in proc.stdout + proc.stderr and not (tmp_path / "x.csv").exists()
     assert "owner-Secret-9" not in proc.stdout + proc.stderr
+
+
+def test_every_reading_command_reads_the_team_catalog(small_warehouse, catalog, tmp_path):
+    """From a folder that holds no warehouse, with only the catalog URL: export (parquet and MLCommons' summary),
+    report, compare, site and prices read the lake's snapshot."""
+    publish(small_warehouse, catalog)
+    reader = tmp_path / "reader"
+    env = team_env(reader, catalog, writer=False)
+    out = tmp_path / "out"
+    for args in (["export", "--out", str(out / "parquet")],
+                 ["export", "--format", "mlcommons-summary", "--out", str(out / "summary")],
+                 ["report", "--round", "v5.0", "--benchmark", "bert", "--out", str(out / "report")],
+                 ["compare", "sys0", "sys1", "--benchmark", "bert", "--round", "v5.0"],
+                 ["site", "--out", str(out / "site"), "--no-reports"]):
+        proc = run_cli(*args, env=env)
+        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        assert "owner-Secret-9" not in proc.stdout + proc.stderr
+    # this build was made without price lists: the lake's answer, not "no published warehouse" of the empty folder
+    proc = run_cli("prices", "--accelerator", "h100", env=env)
+    assert proc.returncode == 1 and "no cloud prices in this warehouse" in proc.stderr, proc.stderr
+    with duckdb.connect() as con:
+        exported = con.execute(f"select count(*) from read_parquet('{out}/parquet/fct_training_result/**/*.parquet')"
+                               ).fetchone()[0]
+    assert exported == local_counts(small_warehouse)["fct_training_result"]
+    assert (out / "summary" / "summary_results.json").is_file() and (out / "site" / "index.html").is_file()
+    assert any((out / "report").rglob("*.html"))
+    assert not (reader / "mlperf.duckdb").exists()
