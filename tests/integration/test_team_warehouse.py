@@ -174,10 +174,15 @@ def test_a_second_writer_stops_at_once_naming_the_first(small_warehouse, catalog
     with catalog_lock(catalog["url"], "refresh"):
         started = time.perf_counter()
         proc = run_cli("rollback", env=team_env(tmp_path / "x", catalog, writer=False))
-        assert time.perf_counter() - started < 60
-    assert proc.returncode == 1
-    assert "another writer holds the team catalog: mlperf-warehouse refresh, pid" in proc.stderr, proc.stderr
-    assert "owner-Secret-9" not in proc.stderr
+        # a refresh on another machine stops before it fetches anything (this URL would fail, later)
+        refresh = run_cli("refresh", "--no-prices", "--rounds", "v4.1", "--results-url-template",
+                          "http://results.invalid/{version}.tar.gz", env=team_env(tmp_path / "y", catalog))
+        assert time.perf_counter() - started < 120
+    for stopped in (proc, refresh):
+        assert stopped.returncode == 1
+        assert "another writer holds the team catalog: mlperf-warehouse refresh, pid" in stopped.stderr, stopped.stderr
+        assert "owner-Secret-9" not in stopped.stdout + stopped.stderr
+    assert "results.invalid" not in refresh.stdout + refresh.stderr and not (tmp_path / "y" / "raw").exists()
 
 
 def _publisher(base: Path, catalog: dict) -> subprocess.Popen:
