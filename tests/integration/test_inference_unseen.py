@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.lib.mlperf.inference import parse_summary
+from pipelines.lib.mlperf.inference_summary import parse_summary
 from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
 from support.injected import add_member

@@ -21,11 +21,12 @@ from pipelines.lib.prices.catalog import (
     PROBE_AHEAD,
     RECORD_NAME,
     SKIPPED_CLOUDS,
-    parse_skypilot_vms_csv,
     provider_kinds,
     version_number,
 )
-from pipelines.lib.prices.fetch import PriceFetchError, fetch_catalog
+from pipelines.lib.prices.catalog_fetch import fetch_catalog
+from pipelines.lib.prices.catalog_vms import parse_skypilot_vms_csv
+from pipelines.lib.prices.fetch import PriceFetchError
 from pipelines.lib.reference.seeds import load_seeds
 from pipelines.lib.warehouse.models import load_models, model_order
 from schemas.prices import CloudPriceRow

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from pipelines.lib.mlperf import rcp
+from pipelines.lib.mlperf import rcp, rcp_convergence, rcp_records, rcp_semantics
 from pipelines.lib.mlperf.mllog import MLLOG, parse_log
 from pipelines.lib.mlperf.rounds import round_sort_key
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
@@ -58,7 +58,7 @@ def shared_rounds(suite: Suite) -> list[str]:
 @dataclass
 class Round:
     """One archive as the summarizer sees it: system descriptions and each benchmark folder's result logs,
-    reduced to the lines the RCP checker reads (`rcp.rcp_lines`)."""
+    reduced to the lines the RCP checker reads (`rcp_convergence.rcp_lines`)."""
 
     systems: dict[tuple[str, str], dict] = field(default_factory=dict)  # (submitter folder, system) → description
     folders: dict[tuple[str, str, str], dict[str, list[str]]] = field(default_factory=lambda: defaultdict(dict))
@@ -80,18 +80,19 @@ def read_round(suite: Suite, version: str) -> Round:
                     pass  # the summarizer skips a system it cannot read
             elif (len(parts) == depth and parts[1] == "results" and parts[3:3 + len(suite.level)] == suite.level
                   and fnmatchcase(parts[-1], "result_*.txt")):
-                found.folders[(parts[0], parts[2], parts[-2])][parts[-1]] = rcp.rcp_lines(tar.extractfile(member).read())
+                found.folders[(parts[0], parts[2], parts[-2])][parts[-1]] = rcp_convergence.rcp_lines(
+                    tar.extractfile(member).read())
     return found
 
 
-def installed_release() -> tuple[rcp.RcpSemantics, dict[str, str]]:
+def installed_release() -> tuple[rcp_semantics.RcpSemantics, dict[str, str]]:
     root = resources.files("mlperf_logging.rcp_checker")
     files = {f"{folder.name}/{p.name}": p.read_text() for folder in root.iterdir() if folder.is_dir()
              for p in folder.iterdir() if p.name.startswith("rcps_") and p.name.endswith(".json")}
-    return rcp.RcpSemantics.from_checker_source(root.joinpath("rcp_checker.py").read_text()), files
+    return rcp_semantics.RcpSemantics.from_checker_source(root.joinpath("rcp_checker.py").read_text()), files
 
 
-def archived_release(path: Path) -> tuple[rcp.RcpSemantics, dict[str, str]]:
+def archived_release(path: Path) -> tuple[rcp_semantics.RcpSemantics, dict[str, str]]:
     """A mlcommons/logging archive's rcp_checker.py and RCP files, read as a stream."""
     source, files = None, {}
     with tarfile.open(path, mode="r|gz") as tar:
@@ -104,7 +105,7 @@ def archived_release(path: Path) -> tuple[rcp.RcpSemantics, dict[str, str]]:
             elif len(parts) == 4 and parts[3].startswith("rcps_") and parts[3].endswith(".json"):
                 files["/".join(parts[2:])] = tar.extractfile(member).read().decode()
     assert source is not None and files, f"{path.name} holds no rcp_checker"
-    return rcp.RcpSemantics.from_checker_source(source), files
+    return rcp_semantics.RcpSemantics.from_checker_source(source), files
 
 
 def benchmark_alias(folder: str) -> str:
@@ -112,12 +113,12 @@ def benchmark_alias(folder: str) -> str:
     return "maskrcnn" if folder == "mask" else folder
 
 
-def computed_rows(found: Round, usage: str, version: str, release: tuple[rcp.RcpSemantics, dict[str, str]]) -> dict:
+def computed_rows(found: Round, usage: str, version: str, release: tuple[rcp_semantics.RcpSemantics, dict[str, str]]) -> dict:
     """(submitter, system) → [benchmark → the three columns as the summarizer fills them], closed systems
     only; and, log by log, the project's parsed lines read as the checker's text lines."""
     semantics, files = release
     ruleset = version[1:] + ".0"
-    tables = rcp.rcp_tables(files, usage, ruleset, semantics)
+    tables = rcp_records.rcp_tables(files, usage, ruleset, semantics)
     by_system: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
     for (submitter, system, folder), logs in sorted(found.folders.items()):
         desc = found.systems.get((submitter, system))
@@ -125,9 +126,10 @@ def computed_rows(found: Round, usage: str, version: str, release: tuple[rcp.Rcp
             continue
         runs = []
         for name in sorted(logs):
-            run = rcp.run_convergence(logs[name], semantics, ruleset, benchmark_hint=folder)
+            run = rcp_convergence.run_convergence(logs[name], semantics, ruleset, benchmark_hint=folder)
             parsed = parse_log("\n".join(logs[name]).encode("latin-1"), MLLOG).lines
-            assert rcp.run_convergence(parsed, semantics, ruleset, benchmark_hint=folder) == run, (submitter, system, name)
+            assert rcp_convergence.run_convergence(parsed, semantics, ruleset, benchmark_hint=folder) == run, \
+                (submitter, system, name)
             runs.append(run)
         verdict = rcp.check_result(runs, tables, benchmark_folder=folder)
         columns = by_system[(submitter, system)].setdefault(benchmark_alias(folder), {})

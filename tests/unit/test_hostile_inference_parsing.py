@@ -21,15 +21,10 @@ import pytest
 from pipelines.lib.io import limits
 from pipelines.lib.io.numbers import number_or_none
 from pipelines.lib.mlperf.archive import LineTooLong, complete_lines, iter_members
-from pipelines.lib.mlperf.inference import (
-    MAX_SUMMARY_LINES,
-    ReadingDeadline,
-    parse_inference_round,
-    parse_summary,
-    read_summary,
-    result_row,
-)
+from pipelines.lib.mlperf.inference import ReadingDeadline, parse_inference_round
 from pipelines.lib.mlperf.inference_detail import MAX_RECORD_LINES, parse_detail, read_detail
+from pipelines.lib.mlperf.inference_result import result_row
+from pipelines.lib.mlperf.inference_summary import MAX_SUMMARY_LINES, parse_summary, read_summary
 from pipelines.lib.mlperf.tables import hpc_round_frames, inference_round_frames
 from support.inference_archive import (
     SYSTEM,

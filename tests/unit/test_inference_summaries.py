@@ -6,8 +6,10 @@ import json
 
 import pytest
 
-from pipelines.lib.mlperf.inference import accept, parse_summary, result_row
+from pipelines.lib.mlperf.inference import accept
 from pipelines.lib.mlperf.inference_detail import parse_detail
+from pipelines.lib.mlperf.inference_result import result_row
+from pipelines.lib.mlperf.inference_summary import parse_summary
 
 SERVER_LLM = """================================================
 MLPerf Results Summary

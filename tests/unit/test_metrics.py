@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pipelines.lib.mlperf.mllog import LogLine
-from pipelines.lib.mlperf.runs import run_facts, steady_state_throughput
+from pipelines.lib.mlperf.run_throughput import steady_state_throughput
+from pipelines.lib.mlperf.runs import run_facts
 from pipelines.lib.report import metrics
 from pipelines.lib.report.metrics import FamilyMember
 

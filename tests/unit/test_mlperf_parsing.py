@@ -15,7 +15,8 @@ from pipelines.lib.mlperf.mllog import (
 )
 from pipelines.lib.mlperf.round_rules import RoundRules
 from pipelines.lib.mlperf.rules import package_ruleset
-from pipelines.lib.mlperf.runs import run_facts, steady_state_throughput
+from pipelines.lib.mlperf.run_throughput import steady_state_throughput
+from pipelines.lib.mlperf.runs import run_facts
 from pipelines.lib.mlperf.scorer import score_run
 from pipelines.lib.mlperf.systems import availability_category, parse_system, to_count
 from support.logs import mllog, open_ssd_run, system_json

@@ -17,7 +17,7 @@ from pipelines.lib.prices.azure import (
     parse_azure_retail_page,
     parse_azure_retail_pages,
 )
-from pipelines.lib.prices.catalog import parse_skypilot_vms_csv
+from pipelines.lib.prices.catalog_vms import parse_skypilot_vms_csv
 from pipelines.lib.prices.curated import load_curated_prices
 from pipelines.lib.prices.gcp import gcp_next_page_token, parse_gcp_skus
 from pipelines.lib.prices.normalize import concat_parsed

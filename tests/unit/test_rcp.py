@@ -10,11 +10,11 @@ from importlib import resources
 
 import pytest
 
-from pipelines.lib.mlperf import rcp
+from pipelines.lib.mlperf import rcp, rcp_convergence, rcp_numerics, rcp_records, rcp_semantics
 from pipelines.lib.mlperf.mllog import MLLOG, parse_log
 
 INSTALLED_SOURCE = resources.files("mlperf_logging.rcp_checker").joinpath("rcp_checker.py").read_text()
-TODAY = rcp.RcpSemantics.from_checker_source(INSTALLED_SOURCE)
+TODAY = rcp_semantics.RcpSemantics.from_checker_source(INSTALLED_SOURCE)
 
 
 # ---------------------------------------------------------------------------------------------- numerics
@@ -29,7 +29,7 @@ TODAY = rcp.RcpSemantics.from_checker_source(INSTALLED_SOURCE)
     (-1.819164434805904, 1e6, 0.034443322965784624),  # exact (finite series, 40 digits)
 ])
 def test_student_t_cdf_known_values(t, df, expected):
-    assert rcp.student_t_cdf(t, df) == pytest.approx(expected, rel=1e-13)
+    assert rcp_numerics.student_t_cdf(t, df) == pytest.approx(expected, rel=1e-13)
 
 
 @pytest.mark.parametrize("t", [-1e6, -50.0, -3.0, -1.0, -0.1, 0.3, 2.0, 1e4])
@@ -37,41 +37,41 @@ def test_student_t_cdf_closed_forms(t):
     lower = -abs(t)  # the closed forms, written without cancellation in the far tail
     cauchy = math.atan(-1 / lower) / math.pi
     two = 1 / (math.sqrt(2 + t * t) * (math.sqrt(2 + t * t) + abs(t)))
-    assert rcp.student_t_cdf(lower, 1) == pytest.approx(cauchy, rel=1e-13)
-    assert rcp.student_t_cdf(lower, 2) == pytest.approx(two, rel=1e-13)
-    assert rcp.student_t_cdf(abs(t), 2) == pytest.approx(1 - two, rel=1e-15)
-    assert rcp.student_t_cdf(t, 7) + rcp.student_t_cdf(-t, 7) == pytest.approx(1.0, rel=1e-15)
+    assert rcp_numerics.student_t_cdf(lower, 1) == pytest.approx(cauchy, rel=1e-13)
+    assert rcp_numerics.student_t_cdf(lower, 2) == pytest.approx(two, rel=1e-13)
+    assert rcp_numerics.student_t_cdf(abs(t), 2) == pytest.approx(1 - two, rel=1e-15)
+    assert rcp_numerics.student_t_cdf(t, 7) + rcp_numerics.student_t_cdf(-t, 7) == pytest.approx(1.0, rel=1e-15)
 
 
 def test_student_t_cdf_edges():
-    assert rcp.student_t_cdf(0.0, 4) == 0.5
-    assert rcp.student_t_cdf(-math.inf, 4) == 0.0 and rcp.student_t_cdf(math.inf, 4) == 1.0
-    assert math.isnan(rcp.student_t_cdf(1.0, 0)) and math.isnan(rcp.student_t_cdf(math.nan, 3))
+    assert rcp_numerics.student_t_cdf(0.0, 4) == 0.5
+    assert rcp_numerics.student_t_cdf(-math.inf, 4) == 0.0 and rcp_numerics.student_t_cdf(math.inf, 4) == 1.0
+    assert math.isnan(rcp_numerics.student_t_cdf(1.0, 0)) and math.isnan(rcp_numerics.student_t_cdf(math.nan, 3))
     # a huge df is the normal distribution
-    assert rcp.student_t_cdf(-1.5, math.inf) == pytest.approx(0.5 * math.erfc(1.5 / math.sqrt(2)), rel=1e-15)
-    assert rcp.student_t_cdf(-1.5, 1e12) == pytest.approx(0.5 * math.erfc(1.5 / math.sqrt(2)), rel=1e-9)
+    assert rcp_numerics.student_t_cdf(-1.5, math.inf) == pytest.approx(0.5 * math.erfc(1.5 / math.sqrt(2)), rel=1e-15)
+    assert rcp_numerics.student_t_cdf(-1.5, 1e12) == pytest.approx(0.5 * math.erfc(1.5 / math.sqrt(2)), rel=1e-9)
 
 
 def test_betainc_identities():
-    assert rcp.betainc(3.5, 1.0, 0.3) == pytest.approx(0.3 ** 3.5, rel=1e-14)
-    assert rcp.betainc(1.0, 2.5, 0.3) == pytest.approx(1 - 0.7 ** 2.5, rel=1e-14)
-    assert rcp.betainc(40.0, 40.0, 0.5) == pytest.approx(0.5, rel=1e-14)
-    assert rcp.betainc(2.0, 3.0, 0.0) == 0.0 and rcp.betainc(2.0, 3.0, 1.0) == 1.0
+    assert rcp_numerics.betainc(3.5, 1.0, 0.3) == pytest.approx(0.3 ** 3.5, rel=1e-14)
+    assert rcp_numerics.betainc(1.0, 2.5, 0.3) == pytest.approx(1 - 0.7 ** 2.5, rel=1e-14)
+    assert rcp_numerics.betainc(40.0, 40.0, 0.5) == pytest.approx(0.5, rel=1e-14)
+    assert rcp_numerics.betainc(2.0, 3.0, 0.0) == 0.0 and rcp_numerics.betainc(2.0, 3.0, 1.0) == 1.0
 
 
 def test_numpy_means_and_stdev_to_the_last_bit():
     values = [0.1, 7.7, 1234.567, 1234.567, 0.3, 0.1, 0.3, 0.3, 3.3, 0.3]
-    assert rcp.np_mean(values) == 248.15340000000006  # np.mean: pairwise, not sum()/len() (…0001)
-    assert sum(values) / len(values) != rcp.np_mean(values)
-    assert rcp.np_std([1.5, 2.25, 3.125, 4.0]) == 0.9369790219103094
-    assert math.isnan(rcp.np_mean([]))
-    assert rcp.np_mean([3, 4]) == 3.5  # ints, as numpy casts them
+    assert rcp_numerics.np_mean(values) == 248.15340000000006  # np.mean: pairwise, not sum()/len() (…0001)
+    assert sum(values) / len(values) != rcp_numerics.np_mean(values)
+    assert rcp_numerics.np_std([1.5, 2.25, 3.125, 4.0]) == 0.9369790219103094
+    assert math.isnan(rcp_numerics.np_mean([]))
+    assert rcp_numerics.np_mean([3, 4]) == 3.5  # ints, as numpy casts them
 
 
 def test_np_interp_two_points():
-    assert rcp.np_interp(32, 16, 64, 12.0, 22.0) == pytest.approx(12 + 10 / 3, rel=1e-15)
-    assert rcp.np_interp(16, 16, 64, 12.0, 22.0) == 12.0 and rcp.np_interp(64, 16, 64, 12.0, 22.0) == 22.0
-    assert rcp.np_interp(8, 16, 64, 12.0, 22.0) == 12.0 and rcp.np_interp(80, 16, 64, 12.0, 22.0) == 22.0
+    assert rcp_numerics.np_interp(32, 16, 64, 12.0, 22.0) == pytest.approx(12 + 10 / 3, rel=1e-15)
+    assert rcp_numerics.np_interp(16, 16, 64, 12.0, 22.0) == 12.0 and rcp_numerics.np_interp(64, 16, 64, 12.0, 22.0) == 22.0
+    assert rcp_numerics.np_interp(8, 16, 64, 12.0, 22.0) == 12.0 and rcp_numerics.np_interp(80, 16, 64, 12.0, 22.0) == 22.0
 
 
 @pytest.mark.parametrize("args,t,p", [  # scipy.stats.ttest_ind_from_stats(..., equal_var=True)
@@ -80,20 +80,20 @@ def test_np_interp_two_points():
     ((3.0, 1.0, 2, 3.5, 1.0, 1), -0.4082482904638631, 0.7532482855711501),
 ])
 def test_one_sided_p_value(args, t, p):
-    assert rcp.one_sided_p_value(*args) == pytest.approx(p / 2 if t < 0 else 1 - p / 2, rel=1e-13)
+    assert rcp_numerics.one_sided_p_value(*args) == pytest.approx(p / 2 if t < 0 else 1 - p / 2, rel=1e-13)
 
 
 def test_one_sided_p_value_without_degrees_of_freedom_is_nan():
-    assert math.isnan(rcp.one_sided_p_value(3.0, 1.0, 1, 3.5, 1.0, 1))  # scipy: nan, no exception
+    assert math.isnan(rcp_numerics.one_sided_p_value(3.0, 1.0, 1, 3.5, 1.0, 1))  # scipy: nan, no exception
 
 
 def test_min_acceptable_mean():
-    assert rcp.min_acceptable_mean(10.0, 0.0, 8, 5) == 10.0  # no spread: the mean itself
-    found = rcp.min_acceptable_mean(100.0, 12.0, 18, 10)
+    assert rcp_numerics.min_acceptable_mean(10.0, 0.0, 8, 5) == 10.0  # no spread: the mean itself
+    found = rcp_numerics.min_acceptable_mean(100.0, 12.0, 18, 10)
     assert 0 < found < 100
     # the bound is where the one-sided p-value crosses alpha, within the tolerance
-    assert rcp.one_sided_p_value(found + 1e-3, 12.0, 18, 100.0, 12.0, 8) > 0.05
-    assert rcp.one_sided_p_value(found - 1e-3, 12.0, 18, 100.0, 12.0, 8) <= 0.05
+    assert rcp_numerics.one_sided_p_value(found + 1e-3, 12.0, 18, 100.0, 12.0, 8) > 0.05
+    assert rcp_numerics.one_sided_p_value(found - 1e-3, 12.0, 18, 100.0, 12.0, 8) <= 0.05
 
 
 # ----------------------------------------------------------------------------------- release semantics
@@ -200,18 +200,20 @@ EXPECTED = {  # what differs from the release before
                       sd_step_unit_rulesets=(("3.1.0", "step_num"),),
                       samples_count_benchmarks={"llama2_70b_lora"}, samples_unit_benchmarks={"llama2_70b_lora"}),
     "5.0.0-rc3": dict(rulesets={"5.0.0"}, stdev_olympic=False,
-                      speedup_offsets=(rcp.SpeedupOffset("llama31_405b", 46080.0, frozenset({"5.0.0"})),)),
+                      speedup_offsets=(rcp_semantics.SpeedupOffset("llama31_405b", 46080.0, frozenset({"5.0.0"})),)),
     "5.1.0-rc4": dict(rulesets={"5.1.0"}, resets_scaling=True,
                       samples_count_benchmarks={"llama2_70b_lora", "flux1", "llama31_405b", "llama31_8b"},
                       samples_unit_benchmarks={"llama2_70b_lora", "flux1"},
-                      speedup_offsets=(rcp.SpeedupOffset("llama31_405b", 46080.0, frozenset({"5.0.0", "5.1.0"})),)),
-    "6.0.0-rc6": dict(rulesets={"6.0.0"}, speedup_offsets=(rcp.SpeedupOffset("llama31_405b", 46080.0, min_ruleset="5.0.0"),)),
+                      speedup_offsets=(rcp_semantics.SpeedupOffset("llama31_405b", 46080.0,
+                                                                   frozenset({"5.0.0", "5.1.0"})),)),
+    "6.0.0-rc6": dict(rulesets={"6.0.0"},
+                      speedup_offsets=(rcp_semantics.SpeedupOffset("llama31_405b", 46080.0, min_ruleset="5.0.0"),)),
 }
 
 
 @pytest.mark.parametrize("release", list(RELEASES))
 def test_semantics_of_each_release(release):
-    semantics = rcp.RcpSemantics.from_checker_source(RELEASES[release])
+    semantics = rcp_semantics.RcpSemantics.from_checker_source(RELEASES[release])
     assert semantics.supported, semantics.unsupported
     expected = {}
     for name in list(RELEASES)[:list(RELEASES).index(release) + 1]:
@@ -225,7 +227,7 @@ def test_semantics_of_each_release(release):
 
 
 def test_release_1_0_has_one_flat_table():
-    semantics = rcp.RcpSemantics.from_checker_source(RELEASES["1.0.0"])
+    semantics = rcp_semantics.RcpSemantics.from_checker_source(RELEASES["1.0.0"])
     assert semantics.runs("training", "dlrm") == 5
     assert semantics.rcp_path("training", "1.0.0", "bert") == "1.0.0/rcps_bert.json"
     with pytest.raises(KeyError):
@@ -238,17 +240,17 @@ def test_installed_package_semantics():
     assert TODAY.runs("training", "llama31_405b") == 3 and TODAY.runs("hpc", "deepcam") == 5
     assert TODAY.rcp_path("hpc", "3.0.0", "oc20") == "hpc_3.0.0/rcps_oc20.json"
     assert {"llama2_70b_lora", "llama31_405b", "gpt_oss_20b", "deepseekv3_671b"} <= TODAY.samples_count_benchmarks
-    assert TODAY.speedup_offsets == (rcp.SpeedupOffset("llama31_405b", 46080.0, min_ruleset="5.0.0"),)
+    assert TODAY.speedup_offsets == (rcp_semantics.SpeedupOffset("llama31_405b", 46080.0, min_ruleset="5.0.0"),)
     assert TODAY.prune_key == "RCP Mean" and not TODAY.stdev_olympic and TODAY.resets_scaling
     assert TODAY.step_unit("3.1.0") == "step_num" and TODAY.step_unit("5.0.0") == "samples_count"
 
 
 def test_unknown_constructs_are_not_guessed():
-    semantics = rcp.RcpSemantics.from_checker_source(RELEASES["2.1.0"].replace("submission_runs = {", "RUNS = {"))
+    semantics = rcp_semantics.RcpSemantics.from_checker_source(RELEASES["2.1.0"].replace("submission_runs = {", "RUNS = {"))
     assert not semantics.supported and "the submission_runs dict" in semantics.unsupported
     odd = INSTALLED_SOURCE.replace("- 46080)", "- 46080) * 2")
-    assert not rcp.RcpSemantics.from_checker_source(odd).supported
-    tables = rcp.rcp_tables({}, "training", "5.1.0", semantics)
+    assert not rcp_semantics.RcpSemantics.from_checker_source(odd).supported
+    tables = rcp_records.rcp_tables({}, "training", "5.1.0", semantics)
     verdict = rcp.check_result([_run(16, 10.0)], tables)
     assert verdict.passed is None and verdict.label is None and "not supported" in verdict.message
 
@@ -267,8 +269,8 @@ def _log(benchmark: str | None, bs, epochs, success: bool = True) -> list[str]:
     return lines + [_line("run_stop", None, status="success" if success else "aborted")]
 
 
-def _run(bs, epochs, benchmark="resnet", success=True, semantics=TODAY, ruleset="5.1.0") -> rcp.RunConvergence:
-    return rcp.run_convergence(_log(benchmark, bs, epochs, success), semantics, ruleset)
+def _run(bs, epochs, benchmark="resnet", success=True, semantics=TODAY, ruleset="5.1.0") -> rcp_convergence.RunConvergence:
+    return rcp_convergence.run_convergence(_log(benchmark, bs, epochs, success), semantics, ruleset)
 
 
 def test_run_convergence_reads_the_last_eval_before_run_stop():
@@ -281,29 +283,29 @@ def test_run_convergence_reads_the_last_eval_before_run_stop():
 def test_run_convergence_samples_count_and_stable_diffusion():
     lines = [_line("submission_benchmark", "llama2_70b_lora"), _line("global_batch_size", 8),
              _line("eval_accuracy", 0.93, samples_count=3072, epoch_num=0.5), _line("run_stop", None, status="success")]
-    assert rcp.run_convergence(lines, TODAY, "5.1.0").value == 3072
+    assert rcp_convergence.run_convergence(lines, TODAY, "5.1.0").value == 3072
     sd = [_line("submission_benchmark", "stable_diffusion"), _line("global_batch_size", 512)]
     for step, fid, clip in [(1000, 95.0, 0.2), (2000, 80.0, 0.1), (3000, 85.0, 0.16), (4000, 70.0, 0.2)]:
         sd += [_line("eval_accuracy", fid, metric="FID", samples_count=step, step_num=step // 10),
                _line("eval_accuracy", clip, metric="CLIP", samples_count=step, step_num=step // 10)]
     sd.append(_line("run_stop", None, status="success"))
-    assert rcp.run_convergence(sd, TODAY, "4.0.0").value == 3000  # the first step passing FID <= 90 and CLIP >= 0.15
-    assert rcp.run_convergence(sd, TODAY, "3.1.0").value == 300  # 3.1.0 counts in step_num
+    assert rcp_convergence.run_convergence(sd, TODAY, "4.0.0").value == 3000  # the first step passing FID <= 90 and CLIP >= 0.15
+    assert rcp_convergence.run_convergence(sd, TODAY, "3.1.0").value == 300  # 3.1.0 counts in step_num
 
 
 def test_run_convergence_errors_as_the_checker_raises():
     no_eval = [_line("submission_benchmark", "resnet"), _line("run_stop", None, status="success")]
-    assert rcp.run_convergence(no_eval, TODAY, "5.1.0").error  # conv_epoch unbound
+    assert rcp_convergence.run_convergence(no_eval, TODAY, "5.1.0").error  # conv_epoch unbound
     bad_json = [":::MLLOG {\"key\": \"global_batch_size\", broken"]
-    assert rcp.run_convergence(bad_json, TODAY, "5.1.0").error
+    assert rcp_convergence.run_convergence(bad_json, TODAY, "5.1.0").error
     # a line the project's parser keeps but the checker never reads does not matter
-    assert rcp.run_convergence([":::MLLOG {broken, not read}"] + _log("ssd", 32, 3.0), TODAY, "5.1.0").error is None
+    assert rcp_convergence.run_convergence([":::MLLOG {broken, not read}"] + _log("ssd", 32, 3.0), TODAY, "5.1.0").error is None
 
 
 def test_parsed_lines_read_as_text_lines():
     text = _log("resnet", 3264, [10.0, 20.5]) + [_line("eval_error", 0.1, epoch_num=21.25)]
     parsed = parse_log("\n".join(text).encode(), MLLOG).lines
-    assert rcp.run_convergence(parsed, TODAY, "5.1.0") == rcp.run_convergence(text, TODAY, "5.1.0")
+    assert rcp_convergence.run_convergence(parsed, TODAY, "5.1.0") == rcp_convergence.run_convergence(text, TODAY, "5.1.0")
 
 
 def test_rcp_lines_cut_like_the_checker():
@@ -311,28 +313,28 @@ def test_rcp_lines_cut_like_the_checker():
             + _line("train_loss", 1.0).encode() + b"\r"
             + b"junk :::MLLOG x :::MLLOG " + json.dumps({"key": "run_stop", "metadata": {"status": "success"}}).encode()
             + b"\n run_stop without the token\n")
-    lines = rcp.rcp_lines(data)
+    lines = rcp_convergence.rcp_lines(data)
     assert lines == [_line("global_batch_size", 16), ':::MLLOG {"key": "run_stop", "metadata": {"status": "success"}}']
 
 
 def test_old_releases_read_a_folder_in_one_pass():
-    old = rcp.RcpSemantics.from_checker_source(RELEASES["2.1.0"])
-    first = rcp.run_convergence(_log(None, 64, 7.0), old, "2.1.0", benchmark_hint="resnet")
-    second = rcp.run_convergence([_line("run_stop", None, status="success")], old, "2.1.0", benchmark_hint="resnet")
+    old = rcp_semantics.RcpSemantics.from_checker_source(RELEASES["2.1.0"])
+    first = rcp_convergence.run_convergence(_log(None, 64, 7.0), old, "2.1.0", benchmark_hint="resnet")
+    second = rcp_convergence.run_convergence([_line("run_stop", None, status="success")], old, "2.1.0", benchmark_hint="resnet")
     assert first.stops == ((True, 7.0),) and second.stops == ((True, None),)  # the value carries over
     files = {"training_2.1.0/rcps_resnet.json": _rcp_file("resnet", {64: [6.0, 6.5, 7.0, 7.0, 7.5]})}
     files["training_2.1.0/rcps_bert.json"] = _rcp_file("bert", {64: [1.0, 1.0, 1.0]})
     files["training_2.1.0/rcps_unet3d.json"] = _rcp_file("unet3d", {64: [1.0] * 10})
     files["training_2.1.0/rcps_llama31_405b.json"] = _rcp_file("llama31_405b", {64: [1.0] * 3})
     files["training_2.1.0/rcps_stable_diffusion.json"] = _rcp_file("stable_diffusion", {64: [1.0] * 3})
-    tables = rcp.rcp_tables(files, "training", "2.1.0", old)
+    tables = rcp_records.rcp_tables(files, "training", "2.1.0", old)
     verdict = rcp.check_result([first, second, first], tables, benchmark_folder="resnet")
     assert verdict.message == "RCP found" and verdict.samples_to_converge == 7.0
     # a folder whose name has no records (minigo) finds none; 1.1 reads eval_error when a log has one
     assert rcp.check_result([first] * 3, tables, benchmark_folder="minigo").label == "No RCP"
-    errors = rcp.RcpSemantics.from_checker_source(RELEASES["1.1.0-rc4"])
+    errors = rcp_semantics.RcpSemantics.from_checker_source(RELEASES["1.1.0-rc4"])
     log = _log(None, 64, 7.0)[:-1] + [_line("eval_error", 0.1, epoch_num=8.0), _line("run_stop", None, status="success")]
-    assert rcp.run_convergence(log, errors, "1.1.0", benchmark_hint="resnet").stops == ((True, 8.0),)
+    assert rcp_convergence.run_convergence(log, errors, "1.1.0", benchmark_hint="resnet").stops == ((True, 8.0),)
 
 
 # ------------------------------------------------------------------------------------------- verdicts
@@ -351,14 +353,14 @@ RESNET = {  # RCP means 12 (BS 16), 20 (BS 32: slower than the line from 16 to 6
 
 @pytest.fixture
 def tables():
-    return rcp.rcp_tables({"training_5.1.0/rcps_resnet.json": _rcp_file("resnet", RESNET)}, "training", "5.1.0", TODAY)
+    return rcp_records.rcp_tables({"training_5.1.0/rcps_resnet.json": _rcp_file("resnet", RESNET)}, "training", "5.1.0", TODAY)
 
 
 def test_rcp_statistics_and_pruning(tables):
     full = {r.bs: r for r in tables.records("resnet")}
-    assert full[16].mean == 12.0 and full[16].stdev == rcp.np_std(RESNET[16])
+    assert full[16].mean == 12.0 and full[16].stdev == rcp_numerics.np_std(RESNET[16])
     assert full[16].min_epochs == pytest.approx(
-        rcp.min_acceptable_mean(12.0, full[16].stdev, 8, 5), rel=0) and full[16].min_epochs < 12.0
+        rcp_numerics.min_acceptable_mean(12.0, full[16].stdev, 8, 5), rel=0) and full[16].min_epochs < 12.0
     assert full[16].max_speedup == full[16].mean / full[16].min_epochs
     assert [r.bs for r in tables.records("resnet", pruned=True)] == [16, 64]
 
@@ -383,7 +385,7 @@ def test_rcp_found(tables):
 def test_interpolation_uses_pruned_rcps(tables):
     verdict = _verdict(tables, 32, 15.0)
     assert (verdict.passed, verdict.message, verdict.label) == (True, "RCP Interpolation", "Pass")
-    assert verdict.record.interpolated and verdict.record.mean == rcp.np_interp(32, 16, 64, 12.0, 22.0)
+    assert verdict.record.interpolated and verdict.record.mean == rcp_numerics.np_interp(32, 16, 64, 12.0, 22.0)
     assert verdict.norm_factor == verdict.record.mean / 15.0 == verdict.scaling_written
     assert _verdict(tables, 32, 9.0).label == "Interp. Fail"
     assert _verdict(tables, 32, 17.0, rcp_pass="full_rcps").message == "RCP found"
@@ -425,15 +427,15 @@ def test_what_the_summarizer_leaves_empty(tables):
     assert unknown.passed is None and "minigo" in unknown.message
     mixed = rcp.check_result([_run(16, 10.0), _run(32, 10.0)], tables)  # batch sizes differ: no benchmark
     assert mixed.passed is None and mixed.label is None
-    other_ruleset = rcp.check_result([_run(16, 10.0)] * 5, rcp.rcp_tables({}, "training", "0.7.0", TODAY))
+    other_ruleset = rcp.check_result([_run(16, 10.0)] * 5, rcp_records.rcp_tables({}, "training", "0.7.0", TODAY))
     assert other_ruleset.passed is None and "0.7.0" in other_ruleset.message
 
 
 def test_no_rcp_label():
-    old = rcp.RcpSemantics.from_checker_source(RELEASES["1.0.0"])
+    old = rcp_semantics.RcpSemantics.from_checker_source(RELEASES["1.0.0"])
     files = {f"1.0.0/rcps_{b}.json": _rcp_file(b, {64: [5.0, 6.0, 7.0]}) for b in ("bert", "dlrm", "unet3d")}
-    run = rcp.run_convergence(_log(None, 64, 6.0), old, "1.0.0", benchmark_hint="minigo")
-    verdict = rcp.check_result([run] * 5, rcp.rcp_tables(files, "training", "1.0.0", old), benchmark_folder="minigo")
+    run = rcp_convergence.run_convergence(_log(None, 64, 6.0), old, "1.0.0", benchmark_hint="minigo")
+    verdict = rcp.check_result([run] * 5, rcp_records.rcp_tables(files, "training", "1.0.0", old), benchmark_folder="minigo")
     assert (verdict.passed, verdict.message, verdict.label) == (False, "Cannot find any RCPs", "No RCP")
 
 
@@ -443,12 +445,12 @@ def test_llama31_405b_speedup_adjustment():
         return [_line("submission_benchmark", "llama31_405b"), _line("global_batch_size", 1152),
                 _line("eval_accuracy", 5.6, samples_count=samples), _line("run_stop", None, status="success")]
 
-    runs = {ruleset: [rcp.run_convergence(log(s), TODAY, ruleset) for s in (250000, 260000, 265000)]
+    runs = {ruleset: [rcp_convergence.run_convergence(log(s), TODAY, ruleset) for s in (250000, 260000, 265000)]
             for ruleset in ("4.1.0", "5.0.0")}
     verdicts = {}
     for ruleset in ("4.1.0", "5.0.0"):
         files = {f"training_{ruleset}/rcps_llama31_405b.json": _rcp_file("llama31_405b", points)}
-        verdicts[ruleset] = rcp.check_result(runs[ruleset], rcp.rcp_tables(files, "training", ruleset, TODAY))
+        verdicts[ruleset] = rcp.check_result(runs[ruleset], rcp_records.rcp_tables(files, "training", ruleset, TODAY))
     record = verdicts["4.1.0"].record
     assert 260000 < record.min_epochs < 260000 + 46080
     assert verdicts["4.1.0"].label == "Fail"  # the plain bound
@@ -460,7 +462,7 @@ def test_installed_rcps_as_the_checker_computes_them():
     root = resources.files("mlperf_logging.rcp_checker")
     files = {f"training_5.1.0/{p.name}": p.read_text() for p in root.joinpath("training_5.1.0").iterdir()
              if p.name.startswith("rcps_")}
-    tables = rcp.rcp_tables(files, "training", "5.1.0", TODAY)
+    tables = rcp_records.rcp_tables(files, "training", "5.1.0", TODAY)
     records = {r.name: r for r in tables.records("llama2_70b_lora")}
     ref = records["llama2_70b_lora_ref_8"]  # the package's own figures (numpy, scipy)
     assert (ref.mean, ref.stdev) == (3178.6666666666665, 299.91358755481554)
@@ -474,15 +476,15 @@ def test_installed_rcps_as_the_checker_computes_them():
                                                   ("4.0.0-rc3", True, False), ("5.1.0-rc4", True, True)])
 def test_scaling_file_by_release(release, norm, deleted):
     """2.1 writes the factor into scaling.json, 5.1 also deletes a stale one first; before 2.1 none."""
-    semantics = rcp.RcpSemantics.from_checker_source(RELEASES[release])
+    semantics = rcp_semantics.RcpSemantics.from_checker_source(RELEASES[release])
     ruleset = sorted(semantics.rulesets)[-1]
     files = {f"training_{ruleset}/rcps_{b}.json": _rcp_file(b, RESNET if b == "resnet" else {16: [1.0] * 5})
              for b in semantics.benchmarks("training")}
-    tables = rcp.rcp_tables(files, "training", ruleset, semantics)
+    tables = rcp_records.rcp_tables(files, "training", ruleset, semantics)
     fast = rcp.check_result([_run(16, 11.8, semantics=semantics, ruleset=ruleset)] * 5, tables, benchmark_folder="resnet")
     slow = rcp.check_result([_run(16, 13.0, semantics=semantics, ruleset=ruleset)] * 5, tables, benchmark_folder="resnet")
     assert fast.passed and slow.passed
-    factor = 12.0 / rcp.np_mean([11.8] * 3)  # the olympic mean of 5 runs
+    factor = 12.0 / rcp_numerics.np_mean([11.8] * 3)  # the olympic mean of 5 runs
     assert fast.norm_factor == (factor if norm else 1.0) and fast.scaling_written == (factor if norm else None)
     assert slow.scaling_written is None and slow.scaling_deleted is deleted
     assert rcp.check_result([_run(16, 11.5, semantics=semantics, ruleset=ruleset)] * 5, tables, benchmark_folder="resnet",

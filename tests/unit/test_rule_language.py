@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipelines.lib.mlperf import rule_interpreter as ri
 from pipelines.lib.mlperf import rule_language as rl
 from pipelines.lib.mlperf.mllog import LogLine
 
@@ -20,7 +21,7 @@ def run(source: str, mode: str = "eval", state: dict | None = None, local=_FRESH
     """Evaluate as the checker does: `local` None is exec(code, state) (locals are the state)."""
     state = {"s": {}, "math": math, "enqueue_config": [].append, "is_integer": lambda v: float(v).is_integer()} \
         if state is None else state
-    return rl.compile_snippet(source, mode, "test.yaml")(rl.Scope(state, {} if local is _FRESH else local))
+    return ri.compile_snippet(source, mode, "test.yaml")(ri.Scope(state, {} if local is _FRESH else local))
 
 
 def line(key="eval_accuracy", value=None, ts=10.0) -> LogLine:
@@ -136,12 +137,12 @@ def test_runtime_guards_stop_what_a_static_check_cannot_see():
 
 
 def test_the_scoring_deadline_stops_a_loop():
-    rl.set_deadline(time.time() - 1)
+    ri.set_deadline(time.time() - 1)
     try:
-        with pytest.raises(rl.RuleDeadline):
+        with pytest.raises(ri.RuleDeadline):
             run("for a in s['x']:\n    s['n'] = a", "exec", {"s": {"x": list(range(10_000))}})
     finally:
-        rl.set_deadline(None)
+        ri.set_deadline(None)
 
 
 # --- property tests: generated expressions evaluate as Python's eval evaluates them --------------------

@@ -128,7 +128,7 @@ def curated_prices(context: dg.AssetExecutionContext, warehouse_location: Wareho
           "quarantined. Base URL: MLPERF_PRICE_CATALOG_URL.")
 def catalog_prices(context: dg.AssetExecutionContext, price_sources: PriceSources,
                    warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
-    from pipelines.lib.prices.fetch import fetch_catalog
+    from pipelines.lib.prices.catalog_fetch import fetch_catalog
 
     listing = price_sources.catalog_listing()
     return _run(context, "catalog", warehouse_location,

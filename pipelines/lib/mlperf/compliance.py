@@ -1,7 +1,7 @@
 """The official compliance rules, evaluated fast, and never executed.
 
 Rule files (YAML, one folder per ruleset; see `rules.py` for where they come from) are read as data;
-their snippets are checked and interpreted by `rule_language` (no `eval`, no `exec`), and evaluated
+their snippets are checked by `rule_language` and interpreted by `rule_interpreter` (no `eval`, no `exec`), and evaluated
 with the semantics of the checker release that goes with them (`CheckerSemantics`):
 the same per-config state, the same overwriting of messages when a later config redefines a key,
 the same occurrence requirements, and the differences between releases (which lines run a key's
@@ -19,14 +19,8 @@ from dataclasses import dataclass, field
 import yaml
 
 from pipelines.lib.mlperf.mllog import LogLine
-from pipelines.lib.mlperf.rule_language import (
-    RuleLanguageError,
-    Scope,
-    allow_callable,
-    check_names,
-    compile_tree,
-    parse,
-)
+from pipelines.lib.mlperf.rule_interpreter import Scope, compile_tree
+from pipelines.lib.mlperf.rule_language import RuleLanguageError, allow_callable, check_names, parse
 from pipelines.lib.mlperf.rules import RulesError, RuleSet
 
 _Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # BaseLoader: every scalar is a string, as upstream

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from pipelines.lib.mlperf import rcp
+from pipelines.lib.mlperf.rcp_records import RcpRules
 from pipelines.lib.mlperf.rules import RuleSet
 
 
@@ -16,7 +16,7 @@ class RoundRules:
 
     published: RuleSet | None
     current: RuleSet | None
-    rcp: rcp.RcpRules | None = None  # the published release's RCP checker (Training, from release 1.0 on)
+    rcp: RcpRules | None = None  # the published release's RCP checker (Training, from release 1.0 on)
 
     @cached_property
     def _differing_files(self) -> frozenset[str]:

@@ -8,10 +8,11 @@ import re
 from functools import partial
 
 from pipelines.lib.io.numbers import number_or_none
-from pipelines.lib.mlperf import compliance, rcp
+from pipelines.lib.mlperf import compliance
 from pipelines.lib.mlperf.archive import result_keys
 from pipelines.lib.mlperf.mllog import MLL, MLLOG, MLP05, format_for_round, normalize_v05, parse_log
 from pipelines.lib.mlperf.precision import describe_statements, log_precision, stated_precisions, statement_precision
+from pipelines.lib.mlperf.rcp_convergence import run_convergence
 from pipelines.lib.mlperf.round_rules import RoundRules
 from pipelines.lib.mlperf.rules import RuleSet
 from pipelines.lib.mlperf.runs import run_facts
@@ -135,8 +136,8 @@ def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[s
     convergence = None
     if rules.rcp is not None:
         keys = result_keys(run_file.split("/")) if run_file else None
-        convergence = rcp.run_convergence(lines, rules.rcp.semantics, rules.rcp.ruleset,
-                                          benchmark_hint=keys[2][0] if keys and keys[2] else None)
+        convergence = run_convergence(lines, rules.rcp.semantics, rules.rcp.ruleset,
+                                      benchmark_hint=keys[2][0] if keys and keys[2] else None)
     minutes = None
     if facts.run_start_ms is not None and facts.run_stop_ms is not None:
         minutes = (facts.run_stop_ms - facts.run_start_ms) / 60.0 / 1000.0

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pipelines.lib.io import limits
 from pipelines.lib.io.limits import limit
-from pipelines.lib.mlperf import rule_language
+from pipelines.lib.mlperf import rule_interpreter, rule_language
 from pipelines.lib.mlperf.rejections import RoundRejected, ScoringDeadline
 from pipelines.lib.mlperf.round_rules import RoundRules
 from pipelines.lib.mlperf.scorer import EVENT_COLUMNS, log_format, score_run
@@ -31,7 +31,7 @@ def _score_batch(batch: list[tuple[str, bytes]], round_version: str, rules: Roun
     # scored: the cycle collector would only walk them again and again. It runs once per batch.
     collecting = gc.isenabled()
     gc.disable()
-    rule_language.set_deadline(deadline)
+    rule_interpreter.set_deadline(deadline)
     try:
         out = []
         for path, data in batch:
@@ -246,7 +246,7 @@ class ResultScorer:
             raise
 
     def _over(self, exc: BaseException) -> RoundRejected:
-        if isinstance(exc, rule_language.RuleDeadline):
+        if isinstance(exc, rule_interpreter.RuleDeadline):
             return ScoringDeadline(self.round_version)
         return RoundRejected(f"{self.round_version}: a rule of the round's rules went past its budget ({exc}); "
                              "the round keeps its previous data")

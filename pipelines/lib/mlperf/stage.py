@@ -25,7 +25,7 @@ from pipelines.lib.io.paths import ensure_inside, published_db, raw_dir, staging
 from pipelines.lib.mlperf.compliance import validate_ruleset
 from pipelines.lib.mlperf.inference_checker import FACTS_CSV, LOADGEN_KEYS_CSV
 from pipelines.lib.mlperf.precision import PRECISION_SPELLINGS_CSV
-from pipelines.lib.mlperf.rcp import rcp_rules
+from pipelines.lib.mlperf.rcp_records import rcp_rules
 from pipelines.lib.mlperf.rejections import NoResultLogs, RoundRejected
 from pipelines.lib.mlperf.round_rules import RoundRules
 from pipelines.lib.mlperf.rounds import archive_url

@@ -4,7 +4,7 @@
 source quotes it (`price_as_quoted`), its `source_url` and `source_date` (when it was read); rows
 are `price_source = 'list'` of their cloud's provider (Google's TPU list prices are provider `gcp`).
 A row without its source or quote, or naming an accelerator `dim_accelerator` does not know, is
-quarantined. (The SkyPilot catalog is parsed by `catalog.py`.)
+quarantined. (The SkyPilot catalog is parsed by `catalog_vms.py`.)
 """
 
 from __future__ import annotations
