@@ -28,7 +28,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
 
     from pipelines.commands import UsageError
-    from pipelines.lib.warehouse.publish import rollback
+    from pipelines.lib.warehouse.store import rollback
     from pipelines.lib.warehouse.team import team_catalog
 
     catalog = team_catalog()

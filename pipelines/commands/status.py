@@ -110,6 +110,15 @@ def render_team(team: dict) -> list[str]:
     return lines
 
 
+def _with_team(status: dict) -> list[str]:
+    """Team mode: the catalog's snapshots, after the local build's status where this machine has one (a reader's
+    machine has none, and needs none)."""
+    if status["built_at"] is None and not status.get("damaged") and not status["builds"]:
+        return [f"no local build at {status['path']} (team mode: the team catalog is the warehouse)",
+                *render_team(status["team"])]
+    return [render(status), *render_team(status["team"])]
+
+
 def run(args: argparse.Namespace) -> int:
     from pipelines.lib.io.jsonsafe import dumps_strict
     from pipelines.lib.warehouse.status import warehouse_status
@@ -119,5 +128,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:  # strict JSON: NaN and ±Infinity (none expected) would be null
         print(dumps_strict(structured(status), indent=2))
     else:
-        print("\n".join([render(status), *render_team(status["team"])]) if "team" in status else render(status))
+        print("\n".join(_with_team(status)) if "team" in status else render(status))
     return 0

@@ -83,7 +83,7 @@ def _refresh_on(
     price_sources=None,
     trusted_rules_refs: tuple[str, ...] = (),
 ) -> RefreshSummary:
-    from pipelines.defs.operations.jobs import SUITE_ROUNDS
+    from pipelines.defs.rounds.assets import SUITE_ROUNDS
     from pipelines.defs.warehouse.models import warehouse_models
 
     wanted_by_suite = ((TRAINING, rounds), (HPC, hpc_rounds), (INFERENCE, inference_rounds))
@@ -137,8 +137,8 @@ def _refresh_on(
     summary.steps.append(StepOutcome("warehouse", result.success, time.perf_counter() - started, detail))
     # Rounds whose new data failed a structural test are not in the published build: named, and the
     # refresh fails (the rest was published).
-    from pipelines.lib.warehouse.publish import read_published_info
     from pipelines.lib.warehouse.raw_tables import split_round_key
+    from pipelines.lib.warehouse.store import read_published_info
 
     for key, why in ((read_published_info() or {}).get("excluded_rounds") or {}).items():
         suite, round_version = split_round_key(key)  # `hpc:v3.0` → HPC v3.0
@@ -167,7 +167,7 @@ def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> tuple[s
     """What happened to a round, from the metadata its assets recorded (a successful round run
     materializes all three), and whether its scores are provisional (not scored by its own rules)."""
     from pipelines.defs.metadata import ArchiveFetched, RoundStaged, RulesFetched
-    from pipelines.defs.operations.jobs import SUITE_ROUNDS
+    from pipelines.defs.rounds.assets import SUITE_ROUNDS
 
     assets = SUITE_ROUNDS[suite.name]
     fetched = ArchiveFetched.from_metadata(metadata[assets.results_archive])

@@ -9,7 +9,7 @@ import duckdb
 
 from pipelines.lib.warehouse import build as wh
 from pipelines.lib.warehouse.models import load_models
-from pipelines.lib.warehouse.publish import read_published_info
+from pipelines.lib.warehouse.store import read_published_info
 from support.mini_warehouse import stage_round
 
 

@@ -8,10 +8,13 @@ import time
 import dagster as dg
 import pytest
 
-from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.operations.sensors import mlperf_round_discovery
+from pipelines.defs.rounds.assets import SUITE_ROUNDS
 from pipelines.lib.mlperf.discovery import discover_rounds
+from pipelines.lib.mlperf.suites import TRAINING
 from support.http_server import LoopbackServer, Reply
+
+mlperf_rounds = SUITE_ROUNDS[TRAINING.name].partitions
 
 ETAG = '"repos-v1"'
 PAGE_1 = ["training_results_v5.1", "inference_results_v5.0", "training_results_v6.0", "training_policies"]

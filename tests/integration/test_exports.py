@@ -116,7 +116,7 @@ def test_partition_files_keep_round_and_light_commands_skip_dagster(built, tmp_p
     # Tools without hive support (Tableau, Power BI folder import) still get the round column.
     assert "round" in pl.read_parquet(tmp_path / "p" / "fct_training_run" / "round=v5.0").columns
     code = ("import sys, pipelines.cli as cli; cli.build_parser(); "
-            "import pipelines.lib.warehouse.exports, pipelines.lib.warehouse.status, pipelines.lib.warehouse.publish; "
+            "import pipelines.lib.warehouse.exports, pipelines.lib.warehouse.status, pipelines.lib.warehouse.store; "
             "assert 'dagster' not in sys.modules, 'a light command imported dagster'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -57,7 +57,7 @@ KILLED = """
         stage_round(base, "v5.0", systems=4)
         wh.build(base)
     else:
-        from pipelines.lib.warehouse.publish import rollback
+        from pipelines.lib.warehouse.store import rollback
         rollback(base)
     print("not killed", flush=True)
 """

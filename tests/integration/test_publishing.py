@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.lib.warehouse import build as wh
-from pipelines.lib.warehouse.publish import complete_builds, rollback
 from pipelines.lib.warehouse.query import connect_readonly
+from pipelines.lib.warehouse.store import complete_builds, rollback
 from support.mini_warehouse import stage_round
 from support.paths import TESTS_DIR
 

@@ -13,7 +13,7 @@ from pipelines.lib.mlperf.tables import TABLES
 from pipelines.lib.reference import seeds
 from pipelines.lib.staging.files import staged_files, write_staged
 from pipelines.lib.warehouse import build as wh
-from pipelines.lib.warehouse.publish import read_published_info
+from pipelines.lib.warehouse.store import read_published_info
 from support.mini_warehouse import stage_round
 
 pytestmark = [pytest.mark.slow]

@@ -15,8 +15,8 @@ import duckdb
 import pytest
 
 from pipelines import cli
-from pipelines.lib.warehouse.publish import publish
 from pipelines.lib.warehouse.status import record_refresh_outcome
+from pipelines.lib.warehouse.store import publish
 from support.cli import CLI
 from support.mini_warehouse import build_warehouse
 

@@ -124,9 +124,9 @@ def test_refresh_of_every_shared_round_publishes_a_snapshot_another_machine_read
                        "--rules-url-template", server.url + RULES_TEMPLATE,
                        "--hpc-results-url-template", server.url + HPC_TEMPLATE, env=env, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    flat = " ".join(proc.stdout.split())  # the summary's table wraps its lines
-    assert "team catalog postgresql://REDACTED@127.0.0.1:" in flat and "snapshot 1 published" in flat, flat
-    assert "BI mirror schema mlperf: swapped in" in flat, flat
+    flat = "".join(proc.stdout.split())  # the summary's table wraps its lines, within words too
+    assert "teamcatalogpostgresql://REDACTED@127.0.0.1:" in flat and "snapshot1published" in flat, proc.stdout
+    assert "BImirrorschemamlperf:swappedin" in flat, proc.stdout
     for secret in ("owner-Secret-9", "pg-super-Secret-7"):
         assert secret not in proc.stdout + proc.stderr
     expected = local_counts(every_round)
@@ -142,9 +142,10 @@ def test_refresh_of_every_shared_round_publishes_a_snapshot_another_machine_read
     assert not (tmp_path / "elsewhere" / "mlperf.duckdb").exists()
     status = run_cli("status", env=reader)
     assert status.returncode == 0 and "team catalog" in status.stdout and "snapshot" in status.stdout, status.stdout
+    assert "no local build" in status.stdout and "run `mlperf-warehouse refresh`" not in status.stdout
 
 
-def test_rollback_restores_the_previous_snapshots_row_counts(small_warehouse, catalog, tmp_path):
+def test_rollback_restores_the_previous_snapshots_row_counts(small_warehouse, catalog, cluster, tmp_path):
     from support.mini_warehouse import build_warehouse as build_more
 
     first = publish(small_warehouse, catalog)
@@ -157,10 +158,22 @@ def test_rollback_restores_the_previous_snapshots_row_counts(small_warehouse, ca
     assert after == local_counts(other)
     # the earlier snapshot stays readable as it was, by id
     assert lake_counts(catalog, snapshot=first["snapshot"]) == before
+    # a reader's login (select on the catalog's tables) may not roll back: told so in a line
+    database = catalog["url"].rsplit("/", 1)[1]
+    cluster.psql(f"create role {database}_reader login password 'reader-Secret-4'")
+    cluster.psql(f"grant select on all tables in schema public to {database}_reader", database=database)
+    reader_url = cluster.url(database, f"{database}_reader", "reader-Secret-4")
+    denied = run_cli("rollback", env=team_env(tmp_path / "reader", {"url": reader_url}, writer=False))
+    assert denied.returncode == 1 and "may read the team catalog" in denied.stderr, denied.stderr
+    assert "but not write it" in denied.stderr and len(denied.stderr) < 400 and "reader-Secret-4" not in denied.stderr
+    assert lake_counts(catalog) == after
     proc = run_cli("rollback", env=team_env(tmp_path / "third", catalog, writer=False))
     assert proc.returncode == 0, proc.stderr
     assert f"as snapshot {first['snapshot']}" in proc.stdout, proc.stdout
     assert lake_counts(catalog) == before
+    # rolling back to the snapshot that is current is refused (it would commit nothing)
+    current = run_cli("rollback", "--to", str(second["snapshot"] + 1), env=team_env(tmp_path / "third", catalog))
+    assert current.returncode == 2 and "is the current snapshot" in current.stderr, current.stderr
     # publishing the same build again commits nothing new
     again = publish(other, catalog)
     assert again["published"] is True and lake_counts(catalog) == after

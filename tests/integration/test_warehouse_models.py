@@ -7,17 +7,19 @@ import dagster as dg
 import duckdb
 import pytest
 
-from pipelines.defs.mlperf.assets import ROUND_ASSETS
-from pipelines.defs.mlperf.partitions import mlperf_rounds
 from pipelines.defs.resources import BuildAssumptions, MlperfResultsSource, WarehouseLocation
+from pipelines.defs.rounds.assets import SUITE_ROUNDS
 from pipelines.defs.warehouse.models import MODELS, SQL_TESTS, group_of, warehouse_models
 from pipelines.lib.io.package_data import package_path
+from pipelines.lib.mlperf.suites import TRAINING
 from pipelines.lib.warehouse import models as model_headers
 from pipelines.runner.instance import warehouse_instance
 from pipelines.runner.runs import run_job
 from support.logs import serve_package_rules, write_ssd_archive
 
 pytestmark = [pytest.mark.slow]
+
+ROUND_ASSETS, mlperf_rounds = SUITE_ROUNDS[TRAINING.name].assets, SUITE_ROUNDS[TRAINING.name].partitions
 
 ROUND = "v4.1"
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}

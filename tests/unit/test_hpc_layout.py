@@ -7,7 +7,7 @@ import pytest
 from pipelines.lib.mlperf.hpc import hpc_result_keys
 from pipelines.lib.mlperf.rules import RulesError, folder_for_round, package_ruleset, ref_for_round
 from pipelines.lib.mlperf.suites import HPC, TRAINING, suite_named
-from pipelines.lib.warehouse.build import _round_of_file
+from pipelines.lib.warehouse.build.inputs import _round_of_file
 from pipelines.lib.warehouse.raw_tables import split_round_key
 
 FOLDERS = {"hpc_1.0.0", "hpc_2.0.0", "hpc_3.0.0", "training_1.0.0", "training_4.1.0", "0.6.0", "training_0.7.0_warn"}

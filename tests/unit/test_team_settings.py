@@ -42,6 +42,13 @@ def test_a_reader_needs_only_the_catalog(monkeypatch):
     assert catalog.data_path is None
 
 
+def test_a_reader_of_a_lake_on_s3_gives_the_s3_settings_without_a_data_path(monkeypatch):
+    monkeypatch.setenv("MLPERF_CATALOG", URL)
+    monkeypatch.setenv("MLPERF_S3_REGION", "eu-west-1")
+    catalog = load_settings().team_catalog()
+    assert catalog.data_path is None and catalog.s3.region == "eu-west-1"
+
+
 def test_s3_settings_are_read_together(monkeypatch):
     monkeypatch.setenv("MLPERF_CATALOG", URL)
     monkeypatch.setenv("MLPERF_CATALOG_DATA_PATH", "s3://team-bucket/mlperf/")
@@ -93,9 +100,15 @@ def test_a_bad_team_setting_is_refused_naming_it_without_its_password(monkeypatc
 
 
 def test_the_sqlalchemy_urls_carry_no_password(tmp_path):
+    import sqlalchemy as sa
+
     from pipelines.lib.warehouse.team import TeamCatalog, local_sqlalchemy_url, team_sqlalchemy_url
 
-    url = team_sqlalchemy_url(TeamCatalog(URL, "/srv/lake/"), tmp_path / "duckdb-extensions")
-    assert url.startswith("duckdb:///ducklake:postgres:postgresql://owner@db.internal:5432/mlperf_catalog?")
+    url = team_sqlalchemy_url(TeamCatalog(URL + "?sslmode=require", "/srv/lake/"), tmp_path / "duckdb-extensions")
+    parsed = sa.make_url(url)  # the catalog's own parameters stay in the database part, not in SQLAlchemy's query
+    assert parsed.database == ("ducklake:postgres:dbname=mlperf_catalog host=db.internal port=5432 user=owner "
+                               "sslmode=require")
+    assert dict(parsed.query) == {"access_mode": "read_only", "autoinstall_known_extensions": "false",
+                                  "extension_directory": str((tmp_path / "duckdb-extensions").resolve())}
     assert "pw-Secret-2" not in url and "access_mode=read_only" in url and "autoinstall_known_extensions=false" in url
     assert local_sqlalchemy_url(tmp_path / "mlperf.duckdb").endswith("mlperf.duckdb?access_mode=read_only")

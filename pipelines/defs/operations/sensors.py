@@ -1,12 +1,17 @@
 """Sensors: discover new MLPerf rounds on GitHub, rebuild the warehouse after round runs, and
-flag a stale warehouse. None of them opens the warehouse."""
+flag a stale warehouse. None of them opens the warehouse. The round sensors serve every suite of SUITES
+(pipelines/lib/mlperf/suites.py) through SUITE_ROUNDS; their descriptions name each suite's pieces."""
 
 import json
 import time
 
 import dagster as dg
 
-from pipelines.defs.operations.jobs import ROUND_JOBS, SUITE_ROUNDS, outputs_job, prices_job, site_job, warehouse_job
+from pipelines.defs.operations.jobs import outputs_job, prices_job, site_job, warehouse_job
+from pipelines.defs.rounds.assets import ROUND_JOBS, SUITE_ROUNDS
+from pipelines.lib.io.limits import variable
+from pipelines.lib.mlperf.suites import SUITES
+from pipelines.settings import SETTINGS
 
 
 def _add_and_fetch(rounds_by_suite: dict[str, list[str]], why: str, cursor: str | None = None) -> dg.SensorResult:
@@ -31,13 +36,28 @@ def _new_rounds(context, rounds_by_suite: dict[str, list[str]]) -> dict[str, lis
     return new
 
 
+def _first_then_others(names: list[str]) -> str:
+    """The first suite's name of a thing, the others' in parentheses: `mlperf_round (mlperf_hpc_round, ...)`."""
+    first, *others = names
+    return f"{first} ({', '.join(others)})" if others else first
+
+
+def _configured_rounds() -> str:
+    """Each suite's rounds setting with its default rounds: `MLPERF_ROUNDS (default v0.5 … v6.0), ... and ...`."""
+    listed = []
+    for suite in SUITES.values():
+        default = SETTINGS[suite.rounds_setting].default
+        listed.append(f"{variable(suite.rounds_setting)} ({'' if listed else 'default '}{default[0]} … {default[-1]})")
+    return f"{', '.join(listed[:-1])} and {listed[-1]}" if len(listed) > 1 else listed[0]
+
+
 @dg.sensor(
     jobs=ROUND_JOBS,
     minimum_interval_seconds=3600,
     description="Lists the mlcommons GitHub repositories (MLPERF_GITHUB_API_URL, optional MLPERF_GITHUB_TOKEN); "
-    "a new training_results_vX.Y (hpc_results_vX.Y, inference_results_vX.Y) repository of a suite in "
-    "MLPERF_SUITES becomes an mlperf_round (mlperf_hpc_round, mlperf_inference_round) partition and is fetched and "
-    "staged.",
+    f"a new {_first_then_others([f'{suite.repository}_vX.Y' for suite in SUITES.values()])} repository of a suite "
+    f"in MLPERF_SUITES becomes an {_first_then_others([suite.definitions.partitions for suite in SUITES.values()])} "
+    "partition and is fetched and staged.",
 )
 def mlperf_round_discovery(context: dg.SensorEvaluationContext):
     from pipelines.lib.io.http import FetchError
@@ -67,13 +87,10 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
 @dg.sensor(
     jobs=ROUND_JOBS,
     minimum_interval_seconds=300,
-    description="Rounds listed in MLPERF_ROUNDS (default v0.5 … v6.0), MLPERF_HPC_ROUNDS (v0.7 … v3.0) and "
-    "MLPERF_INFERENCE_ROUNDS (v4.0 … v5.1), of the "
-    "suites in MLPERF_SUITES, that are not partitions yet become partitions and are fetched: adding a round is "
-    "configuration, with or without GitHub discovery.",
+    description=f"Rounds listed in {_configured_rounds()}, of the suites in MLPERF_SUITES, that are not partitions "
+    "yet become partitions and are fetched: adding a round is configuration, with or without GitHub discovery.",
 )
 def configured_rounds(context: dg.SensorEvaluationContext):
-    from pipelines.lib.mlperf.suites import SUITES
     from pipelines.settings import load_settings
 
     settings = load_settings()

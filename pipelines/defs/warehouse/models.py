@@ -12,11 +12,9 @@ from datetime import timedelta
 
 import dagster as dg
 
-from pipelines.defs.hpc.assets import hpc_round_tables
-from pipelines.defs.inference.assets import inference_round_tables
-from pipelines.defs.mlperf.assets import mlperf_round_tables
 from pipelines.defs.prices.assets import PRICE_ASSETS
 from pipelines.defs.resources import BuildAssumptions, WarehouseLocation
+from pipelines.defs.rounds.assets import hpc_round_tables, inference_round_tables, mlperf_round_tables
 from pipelines.lib.warehouse import build as warehouse
 from pipelines.lib.warehouse.models import (
     DERIVED_TABLES,

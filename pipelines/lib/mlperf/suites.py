@@ -24,6 +24,22 @@ from pipelines.lib.reference.sources import (
 
 
 @dataclass(frozen=True)
+class RoundDefinitions:
+    """How the Dagster definitions (`pipelines/defs/rounds/assets.py`) name, describe and schedule a suite's rounds.
+    The assets, the group and the job are named by `Suite.domain`; the partitions here. An instance's partition and
+    materialization history is keyed by these names: never rename them."""
+
+    partitions: str  # the dynamic partitions definition of its rounds: `mlperf_hpc_round`
+    results_archive: str  # the description of `<domain>_results_archive`
+    rules_archive: str | None  # of `<domain>_rules_archive`, the asset a suite with rules has (None: `has_rules` False)
+    round_tables: str  # of `<domain>_round_tables`
+    job: str  # of `<domain>_round_job`, which materializes the three (two) for one round
+    weekly_cron: str  # when `weekly_<domain>_results` re-runs that job for every known round (UTC)
+    weekly: str  # that schedule's description
+    no_partitions: str  # why it skips a week in which the suite has no round partition yet
+
+
+@dataclass(frozen=True)
 class Suite:
     name: str  # "training" | "hpc": the value of every `suite` column
     repository: str  # results repository and archive name prefix: `<repository>_vX.Y`
@@ -37,6 +53,7 @@ class Suite:
     quarantine_source: str  # `source` of this suite's quarantine rows
     quarantine_prefix: str
     exclusion_prefix: str  # how a build names a round of this suite it leaves out ("" | "hpc:" | "inference:")
+    definitions: RoundDefinitions  # its Dagster partitions, assets, job and schedule (pipelines/defs/rounds)
     has_rules: bool = True  # scored by the rule files of an mlcommons/logging release
     runs_table: str = "runs"  # the staged table with one row per scored unit (a log; an Inference result)
     label: str = "Training"  # how a person reads the suite's name in a round: "HPC v3.0"
@@ -61,6 +78,13 @@ class Suite:
         """The environment variable of `results_setting`: `MLPERF_HPC_RESULTS_URL_TEMPLATE`."""
         return variable(self.results_setting)
 
+    @property
+    def domain(self) -> str:
+        """What its Dagster pieces are named by (`staged_prefix` without its `_`): the asset group `hpc`, the assets
+        `hpc_results_archive`, `hpc_rules_archive`, `hpc_round_tables`, the job `hpc_round_job`, the schedule
+        `weekly_hpc_results`. Training's is `mlperf`, as its staged tables' prefix."""
+        return self.staged_prefix.removesuffix("_")
+
     def staged(self, table: str) -> str:
         return f"{self.staged_prefix}{table}"
 
@@ -83,6 +107,20 @@ TRAINING = Suite(
     quarantine_source="mlperf",
     quarantine_prefix="mlperf-",
     exclusion_prefix="",
+    definitions=RoundDefinitions(
+        partitions="mlperf_round",
+        results_archive="The round's MLPerf Training results archive, downloaded with a conditional GET.",
+        rules_archive="The mlcommons/logging archive at the git ref the round was scored with (pipelines/lib/mlperf/"
+        "rules_refs.csv): its rule files and checker code decide the score as published.",
+        round_tables="Runs, systems and scaling factors parsed from the archive, each run judged by the round's own "
+        "rules (as published) and today's; validated, failures quarantined.",
+        job="Fetch (conditional GET) one MLPerf round and the rules it was scored with, parse, score and stage it. A "
+        "round that fails keeps its previously staged tables.",
+        weekly_cron="0 6 * * 1",
+        weekly="Weekly: re-check every known round upstream. Unchanged archives are not re-downloaded (ETag) or "
+        "re-parsed; the publish_after_refresh sensor then rebuilds if anything changed.",
+        no_partitions="no mlperf_round partitions yet: run `mlperf-warehouse refresh` or the discovery sensor",
+    ),
 )
 HPC = Suite(
     name="hpc",
@@ -96,6 +134,20 @@ HPC = Suite(
     quarantine_source="mlperf-hpc",
     quarantine_prefix="hpc-",
     exclusion_prefix="hpc:",
+    definitions=RoundDefinitions(
+        partitions="mlperf_hpc_round",  # an HPC round (v3.0) is not a Training round of the same name
+        results_archive="The round's MLPerf HPC results archive (mlcommons/hpc_results_vX.Y), downloaded with a "
+        "conditional GET.",
+        rules_archive="The mlcommons/logging archive at the git ref whose hpc_X.Y.0 rules scored the HPC round "
+        "(pipelines/lib/mlperf/rules_refs.csv, suite hpc).",
+        round_tables="HPC runs (strong and weak scaling), systems and scaling factors parsed from the archive, each "
+        "run judged by the round's own HPC rules and today's; validated, failures quarantined.",
+        job="Fetch (conditional GET) one MLPerf HPC round and the rules it was scored with, parse, score and stage "
+        "it. A round that fails keeps its previously staged tables.",
+        weekly_cron="30 6 * * 1",
+        weekly="Weekly: re-check every known MLPerf HPC round upstream, as weekly_mlperf_results does for Training.",
+        no_partitions="no mlperf_hpc_round partitions yet: run `mlperf-warehouse refresh --suites hpc`",
+    ),
     label="HPC",
     oldest_round="v0.7",
     result_layouts=("<submitter>/results/<system>/{strong,weak}/<benchmark>/result_*.txt",
@@ -113,6 +165,21 @@ INFERENCE = Suite(
     quarantine_source="mlperf-inference",
     quarantine_prefix="inference-",
     exclusion_prefix="inference:",
+    definitions=RoundDefinitions(
+        partitions="mlperf_inference_round",
+        results_archive="The round's MLPerf Inference results archive (mlcommons/inference_results_vX.Y), downloaded "
+        "with a conditional GET.",
+        rules_archive=None,
+        round_tables="Inference results (one LoadGen performance summary per division, submitter, system, model and "
+        "scenario) and systems parsed from the archive; validated, failures quarantined. LoadGen judged each run: "
+        "no rules archive is fetched.",
+        job="Fetch (conditional GET) one MLPerf Inference round, parse its LoadGen summaries and systems, and stage "
+        "them. A round that fails keeps its previously staged tables.",
+        weekly_cron="45 6 * * 1",
+        weekly="Weekly: re-check every known MLPerf Inference round upstream (partitions exist only when the "
+        "inference suite was loaded).",
+        no_partitions="no mlperf_inference_round partitions: `mlperf-warehouse refresh --suites inference`",
+    ),
     has_rules=False,
     runs_table="results",
     scaling_table=None,

@@ -1,6 +1,6 @@
 """Team mode: the warehouse as a DuckLake (catalog in PostgreSQL, Parquet files under the data path).
 
-A refresh still builds and tests a local build file (`build.py`); publishing then copies that verified build
+A refresh still builds and tests a local build file (`build/`); publishing then copies that verified build
 into the lake in ONE transaction, which DuckLake commits as one snapshot: readers (any machine with the catalog
 URL and read access to the data path) see the previous snapshot until the commit, then the new one. Only what
 changed is rewritten: each relation's digest (its columns, row count and a sum of row hashes) is recorded with
@@ -52,7 +52,8 @@ def attach(con: duckdb.DuckDBPyConnection, catalog: TeamCatalog, alias: str = LA
            snapshot: int | None = None) -> None:
     """Attach the lake as `alias` (read-only, optionally at `snapshot`). A writer passes the data path, which
     creates the lake on first use and must equal the one it records."""
-    load_extensions(con, "ducklake", "postgres", *(("httpfs",) if catalog.on_s3 else ()), folder=catalog.extensions)
+    load_extensions(con, "ducklake", "postgres", *(("httpfs",) if catalog.on_s3 or catalog.s3 else ()),
+                    folder=catalog.extensions)
     _s3_secret(con, catalog)
     options = ["read_only"] if read_only else []
     if snapshot is not None:
@@ -70,6 +71,8 @@ def attach(con: duckdb.DuckDBPyConnection, catalog: TeamCatalog, alias: str = LA
             raise LakeMissing(f"no team warehouse in the catalog {catalog.shown} yet: run `mlperf-warehouse refresh` "
                               "with MLPERF_CATALOG and MLPERF_CATALOG_DATA_PATH set") from None
         raise
+    if data_path(con, alias).lower().startswith("s3://"):  # a reader learns where the files are from the lake
+        load_extensions(con, "httpfs", folder=catalog.extensions)
 
 
 def data_path(con: duckdb.DuckDBPyConnection, alias: str = LAKE) -> str:

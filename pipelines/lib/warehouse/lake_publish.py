@@ -3,8 +3,10 @@ catalog's advisory lock, after the leftovers of a killed writer are deleted (`la
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -25,6 +27,19 @@ from pipelines.lib.warehouse.query import quote_literal
 from pipelines.lib.warehouse.team import TeamCatalog
 
 BUILD = "mlperf_build"  # the verified build file, attached read-only while it is copied
+
+
+@contextlib.contextmanager
+def _writer_rights(catalog: TeamCatalog) -> Iterator[None]:
+    """A user who may read the catalog but not write it (a reader's login) is told so in a line, not by the
+    statement PostgreSQL refused."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        if "permission denied" not in str(exc).lower():
+            raise
+        raise PermissionError(f"this user may read the team catalog {catalog.shown} but not write it: only its "
+                              "owner (the refreshing machine's login) publishes and rolls back") from None
 
 
 def _writer(catalog: TeamCatalog) -> duckdb.DuckDBPyConnection:
@@ -52,7 +67,7 @@ def publish_build(catalog: TeamCatalog, build: Path, *, if_changed: bool = True)
     committed when the lake's newest publish is this build already. Returns the snapshot's record (with
     "snapshot", "published" and "cleanup")."""
     started = time.perf_counter()
-    with catalog_lock(catalog.url, "refresh"):
+    with catalog_lock(catalog.url, "refresh"), _writer_rights(catalog):
         con = _writer(catalog)
         try:
             leftovers = cleanup(con, catalog.keep_snapshots)  # a killed writer's files, before this one writes
@@ -85,7 +100,7 @@ def publish_build(catalog: TeamCatalog, build: Path, *, if_changed: bool = True)
 def published_build_path(base: Path | None = None) -> Path | None:
     """The file of the locally published build (None: nothing published yet)."""
     from pipelines.lib.io.paths import builds_dir, published_db
-    from pipelines.lib.warehouse.publish import published_build
+    from pipelines.lib.warehouse.store import published_build
 
     own = published_build(base)
     if own is None:
@@ -111,6 +126,8 @@ def _target(history: list[dict], to: str | None) -> dict:
         if not matches:
             kept = ", ".join(f"{s['snapshot']} ({s['record'].get('build')})" for s in history)
             raise ValueError(f"no kept snapshot named {to!r}; kept: {kept or 'none'}")
+        if matches[-1]["snapshot"] == current["snapshot"]:
+            raise ValueError(f"no kept snapshot named {to!r} to roll back to: {to} is the current snapshot")
         return matches[-1]
     older = [s for s in history if (s["record"].get("build") or "") < (current["record"].get("build") or "")]
     if not older:
@@ -123,7 +140,7 @@ def rollback_lake(catalog: TeamCatalog, to: str | None = None) -> dict:
     """Publish again, as a new snapshot, the newest kept snapshot of the build before the current one (or the
     snapshot `to`: its id or its build's name). Only the relations whose digest differs are copied."""
     started = time.perf_counter()
-    with catalog_lock(catalog.url, "rollback"):
+    with catalog_lock(catalog.url, "rollback"), _writer_rights(catalog):
         con = _writer(catalog)
         try:
             history = published(con)
@@ -139,6 +156,9 @@ def rollback_lake(catalog: TeamCatalog, to: str | None = None) -> dict:
             record = {k: v for k, v in target["record"].items() if k not in ("rolled_back_from", "to_snapshot")} | {
                 "kind": "rollback", "to_snapshot": target["snapshot"], "rolled_back_from": current["record"].get("build"),
                 "replaced": sorted(changed), "dropped": sorted(set(present) - set(wanted))}
+            if not changed and not record["dropped"]:  # DuckLake commits no snapshot for no change
+                raise ValueError(f"no kept snapshot named {to or target['snapshot']!r} to roll back to: snapshot "
+                                 f"{target['snapshot']} holds what the current one holds")
             con.execute("begin transaction")
             copy_relations(con, AT, wanted, changed, present)
             commit(con, f"rollback to snapshot {target['snapshot']} (build {record.get('build')})", record)

@@ -43,7 +43,7 @@ TEST_KEYS = ("tests", "severity", "description")
 #   plausibility  a metric value that the model has nulled or flagged with its reason: a warning naming
 #                 the rows, never a stop
 SEVERITIES = ("structural", "plausibility")
-# Tables the build creates itself before the models run (see build.py): staged Parquet as `raw_<table>`,
+# Tables the build creates itself before the models run (see build/): staged Parquet as `raw_<table>`,
 # seeds shipped with the code as `raw_<seed>`, and a mapping computed in Python from raw tables.
 DERIVED_TABLES = {"raw_mlperf_accelerator_map": "raw_mlperf_systems"}
 PUBLIC_PREFIXES = ("dim_", "fct_", "mart_")  # the tables of the public contract: columns declared in the header

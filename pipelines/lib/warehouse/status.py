@@ -35,17 +35,17 @@ def last_refresh(base: Path | None = None) -> dict | None:
 
 
 def published_info(base: Path | None = None) -> dict | None:
-    from pipelines.lib.warehouse.publish import read_published_info
+    from pipelines.lib.warehouse.store import read_published_info
 
     return read_published_info(base)
 
 
 def warehouse_status(base: Path | None = None) -> dict:
     """Build info, rounds and price snapshots read from the published file (read-only). The build, its time and
-    fingerprint are the file's own (`publish.published_build`); `published` is builds/published.json, which a
+    fingerprint are the file's own (`store.published_build`); `published` is builds/published.json, which a
     publish writes after the file is in place, and `record_behind` says when it names another build (a publish
     killed in between: the next refresh, or a rollback, writes it again)."""
-    from pipelines.lib.warehouse.publish import list_builds
+    from pipelines.lib.warehouse.store import list_builds
 
     base = (base or warehouse_dir()).resolve()
     from pipelines.lib.mlperf.rules_releases import pinned_on_first_use
@@ -65,8 +65,8 @@ def warehouse_status(base: Path | None = None) -> dict:
 
 
 def _read_published(base: Path, status: dict) -> None:
-    from pipelines.lib.warehouse.publish import published_build
     from pipelines.lib.warehouse.query import connect_readonly
+    from pipelines.lib.warehouse.store import published_build
 
     own = published_build(base) or {}
     status["build"], status["built_at"], status["fingerprint"] = own.get("build"), own.get("built_at"), own.get("fingerprint")

@@ -139,13 +139,13 @@ def team_catalog_of(url: str | None, data_path: str | None, s3: S3Access,
                              "catalog they belong to)")
         return None
     on_s3 = bool(data_path and data_path.lower().startswith("s3://"))
-    if given_s3 and not on_s3:
+    if given_s3 and data_path and not on_s3:  # a reader gives no data path: the lake records it, maybe on S3
         raise ValueError("the MLPERF_S3_* settings apply to an s3:// MLPERF_CATALOG_DATA_PATH only")
     if bool(s3.key_id) != bool(s3.secret):
         raise ValueError("MLPERF_S3_ACCESS_KEY_ID and MLPERF_S3_SECRET_ACCESS_KEY go together: set both or neither")
     if s3.session_token and not s3.key_id:
         raise ValueError("MLPERF_S3_SESSION_TOKEN needs MLPERF_S3_ACCESS_KEY_ID and MLPERF_S3_SECRET_ACCESS_KEY")
-    return TeamCatalog(url, data_path, s3 if on_s3 else None, extensions=extensions)
+    return TeamCatalog(url, data_path, s3 if on_s3 or (given_s3 and not data_path) else None, extensions=extensions)
 
 
 _catalog: TeamCatalog | None = None
@@ -182,10 +182,30 @@ def without_password(url: str) -> str:
     return parts._replace(netloc=f"{user}@{host}").geturl()
 
 
+def libpq_keywords(url: str) -> str:
+    """The PostgreSQL URL as libpq's keyword form without its password (`dbname=db host=h port=5432 user=u
+    sslmode=require`): what a SQLAlchemy URL can carry inside its database part, whose own `?` would otherwise
+    swallow the catalog URL's parameters."""
+    from urllib.parse import parse_qsl, unquote
+
+    parts = urlsplit(url)
+    pairs = [("dbname", unquote(parts.path.lstrip("/"))), ("host", parts.hostname), ("port", parts.port),
+             ("user", unquote(parts.username) if parts.username else None)]
+    pairs += [(k, v) for k, v in parse_qsl(parts.query) if k != "password"]
+
+    def value(text: object) -> str:
+        text = str(text)
+        if text and not re.search(r"[\s'\\]", text):
+            return text
+        return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    return " ".join(f"{k}={value(v)}" for k, v in pairs if v not in (None, ""))
+
+
 def team_sqlalchemy_url(catalog: TeamCatalog, extensions: Path) -> str:
-    """The same for the team catalog: DuckDB opens the DuckLake as its database (`ducklake:postgres:<URL>`),
-    loading `ducklake` and `postgres` by name from `extensions` (the warehouse's extension folder, which a refresh
-    or any command in team mode fills from the PyPI packages), never downloading one. Shown without the password:
-    a tool is given it as libpq's PGPASSWORD (or ~/.pgpass)."""
-    return (f"duckdb:///ducklake:postgres:{without_password(catalog.url)}?access_mode=read_only"
+    """The same for the team catalog: DuckDB opens the DuckLake as its database (`ducklake:postgres:<libpq
+    keywords>`), loading `ducklake` and `postgres` by name from `extensions` (the warehouse's extension folder,
+    which a refresh or any command in team mode fills from the PyPI packages), never downloading one. Without
+    the password: a tool is given it as libpq's PGPASSWORD (or ~/.pgpass)."""
+    return (f"duckdb:///ducklake:postgres:{libpq_keywords(catalog.url)}?access_mode=read_only"
             f"&extension_directory={quote(str(extensions.resolve()))}&autoinstall_known_extensions=false")

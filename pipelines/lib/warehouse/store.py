@@ -1,11 +1,19 @@
-"""Publishing a finished build (atomically), the record of what is published, and rolling back to a
-kept build. `build.py` makes builds; this module is the only one that puts one in place."""
+"""The store of builds: publishing a finished build (atomically), the record of what is published, republishing
+when the published file is damaged, pruning kept builds, rolling back to a kept build, and the record of the kept
+builds verified finished (`verified.json`).
+
+`build/` makes builds and calls the store twice per build: `prepare` before (under the build lock: leftovers
+removed, a damaged published file replaced, what is published and verified), `commit` after (publish, record,
+prune). This module is the only one that puts a build in place, and it never imports the build
+(`.importlinter`).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -16,6 +24,9 @@ from pipelines.lib.io.paths import builds_dir, ensure_inside, published_db, ware
 from pipelines.lib.warehouse.query import quote_ident
 
 PUBLISHED_INFO = "published.json"
+# What earlier builds of this warehouse proved, so a build need not prove it again (see _read_verified).
+VERIFIED_INFO = "verified.json"
+KEEP_BUILDS = 5
 
 
 def file_signature(path: Path) -> list[int]:
@@ -197,3 +208,122 @@ def _rollback(base: Path, to: str | None) -> dict:
     publish(target, base)
     write_published_info(record, base)
     return record
+
+
+# --- the verified-build record, and what a build finds before it starts ------------------------------------------
+
+
+def _read_verified(base: Path) -> dict:
+    """builds/verified.json: `builds` maps each kept build found finished (it opened and held
+    `_build_info`) to its `file_signature` then; `dependencies` holds the `dependency_digest` of every
+    model whose header matched its SQL. Opening each kept build and re-parsing every model cost more
+    than the build's own SQL; a file whose signature changed (truncated, replaced) is opened again."""
+    try:
+        record = json.loads((builds_dir(base) / VERIFIED_INFO).read_text())
+        return record if isinstance(record, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_verified(base: Path, builds: dict[str, list[int]], dependencies: set[str]) -> None:
+    record = {"builds": builds, "dependencies": sorted(dependencies)}
+    atomic_write(builds_dir(base) / VERIFIED_INFO, lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
+
+
+def _verified_builds(base: Path) -> dict[str, list[int]]:
+    """Kept builds known finished, by name, whose file is still the one that was verified."""
+    known = _read_verified(base).get("builds") or {}
+    found = {}
+    for path in list_builds(base):
+        try:
+            if known.get(path.name) == file_signature(path) and not path.with_name(path.name + ".wal").exists():
+                found[path.name] = known[path.name]
+        except OSError:
+            continue
+    return found
+
+
+def published_opens(base: Path | None = None, verified: dict[str, list[int]] | None = None) -> str | None:
+    """None if the published file opens and holds a finished build; else why not. A published file
+    that is (hard link of) a build in `verified`, unchanged since, is not opened again."""
+    return finished_build_error(published_db(base), verified)
+
+
+def republish_if_damaged(base: Path, verified: dict[str, list[int]] | None = None) -> dict | None:
+    """A published file that does not open is replaced by the newest kept build that does."""
+    if not published_db(base).exists() or published_opens(base, verified) is None:
+        return None
+    for candidate in reversed(complete_builds(base)):
+        record = read_build_record(candidate) | {"republished_because": "published file did not open"}
+        publish(candidate, base)
+        write_published_info(record, base)
+        return record
+    return None
+
+
+def remove_unfinished_builds(base: Path) -> dict[str, list[int]]:
+    """Under the build lock no build is running, so a WAL file or a build without `_build_info`
+    is what a killed or failed build left behind (a WAL would also block opening its file).
+    Returns the kept builds known finished, by name, with their `file_signature`."""
+    for wal in [*builds_dir(base).glob("*.wal"), published_db(base).with_name(published_db(base).name + ".wal")]:
+        if wal.exists():
+            wal.unlink()
+    published = published_db(base)
+    published_inode = published.stat().st_ino if published.exists() else None
+    verified = _verified_builds(base)
+    newly_verified = False
+    for path in list_builds(base):
+        if path.name in verified:
+            continue
+        if finished_build_error(path) is None:  # finished, but not yet in verified.json
+            verified[path.name] = file_signature(path)
+            newly_verified = True
+        elif path.stat().st_ino != published_inode:
+            path.unlink(missing_ok=True)
+    if newly_verified:  # kept for refreshes that then skip the build (inputs unchanged)
+        _write_verified(base, verified, set(_read_verified(base).get("dependencies") or ()))
+    return verified
+
+
+@dataclass(frozen=True)
+class StoreState:
+    """What the store holds when a build starts (`prepare`): the kept builds known finished (name →
+    `file_signature`), published.json ({} when none), the `dependency_digest` of every model verified before,
+    and whether the published file exists, opens and holds a finished build."""
+
+    verified: dict[str, list[int]]
+    published: dict
+    dependencies: frozenset[str]
+    published_ok: bool
+
+
+def prepare(base: Path) -> StoreState:
+    """Under the build lock, before a build: the leftovers of a killed or failed build removed, a published
+    file that does not open replaced by the newest kept build that does, then what the build needs to know."""
+    verified = remove_unfinished_builds(base)
+    republish_if_damaged(base, verified)
+    return StoreState(verified, read_published_info(base) or {},
+                      frozenset(_read_verified(base).get("dependencies") or ()),
+                      published_db(base).exists() and published_opens(base, verified) is None)
+
+
+def commit(base: Path, build_path: Path, record: dict, keep: int, verified: dict[str, list[int]],
+           dependencies: set[str]) -> bool:
+    """Under the build lock, after a build: publish the finished build `build_path` with its published.json
+    `record`, keep the newest `keep` builds, and record it verified (`verified`: the kept builds `prepare`
+    found; `dependencies`: the digests of the models it checked). False, with nothing done, when the published
+    build is newer than `build_path`."""
+    target = published_db(base)
+    newer = (read_published_info(base) or {}).get("build")
+    if newer and newer > build_path.name and target.exists():
+        # Builds are serialized by the lock, so this only happens after a clock step back; never
+        # let an older build replace a newer published one.
+        return False
+    publish(build_path, base)
+    write_published_info(record, base)
+    prune_builds(base, keep)
+    kept = {p.name for p in list_builds(base)}
+    verified = {name: sig for name, sig in verified.items() if name in kept}
+    verified[build_path.name] = file_signature(build_path)
+    _write_verified(base, verified, dependencies)
+    return True
