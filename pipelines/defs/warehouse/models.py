@@ -14,7 +14,8 @@ import dagster as dg
 
 from pipelines.defs.prices.assets import PRICE_ASSETS
 from pipelines.defs.resources import BuildAssumptions, WarehouseLocation
-from pipelines.defs.rounds.assets import hpc_round_tables, inference_round_tables, mlperf_round_tables
+from pipelines.defs.rounds.assets import SUITE_ROUNDS
+from pipelines.lib.mlperf.suites import SUITES
 from pipelines.lib.warehouse import build as warehouse
 from pipelines.lib.warehouse.models import (
     DERIVED_TABLES,
@@ -43,21 +44,18 @@ def public_models() -> list[dg.AssetKey]:
 
 
 def _upstream_assets(relation: str) -> list[dg.AssetKey]:
-    """The asset that stages a raw_ table: round tables for MLPerf Training and HPC, the price assets for
-    prices, all of them for the quarantine. Seeds are package data, not assets."""
+    """The asset that stages a raw_ table: a suite's round tables for its staged tables (`raw_<staged prefix>`),
+    the price assets for prices, all of them for the quarantine. Seeds are package data, not assets."""
     relation = DERIVED_TABLES.get(relation, relation)
-    rounds, hpc, prices = [mlperf_round_tables.key], [hpc_round_tables.key], [a.key for a in PRICE_ASSETS]
-    inference = [inference_round_tables.key]
-    if relation.startswith("raw_mlperf_"):
-        return rounds
-    if relation.startswith("raw_hpc_") and not relation.endswith("_seed"):
-        return hpc
-    if relation.startswith("raw_inference_") and not relation.endswith("_seed"):
-        return inference
+    rounds = {name: [dg.AssetKey(pieces.round_tables)] for name, pieces in SUITE_ROUNDS.items()}
+    prices = [a.key for a in PRICE_ASSETS]
+    for suite in SUITES.values():
+        if relation.startswith(f"raw_{suite.staged_prefix}") and not relation.endswith("_seed"):
+            return rounds[suite.name]
     if relation == "raw_cloud_prices":
         return prices
     if relation == "raw_quarantine":
-        return rounds + hpc + inference + prices
+        return [key for name in SUITES for key in rounds[name]] + prices
     return []
 
 
