@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from test_limits_archive import bomb_archive  # noqa: E402
 
-from pipelines.lib.io.http import FetchError, RetryPolicy, fetch_to_file  # noqa: E402
+from pipelines.lib.io.http import fetch_to_file  # noqa: E402
+from pipelines.lib.io.retry import FetchError, RetryPolicy  # noqa: E402
 from support.hostile_server import HostileServer, drip  # noqa: E402
 
 PARSE = """

@@ -25,7 +25,7 @@ class Downloads(dg.ConfigurableResource):
     deadline_seconds: float | None = None
 
     def retry_policy(self, **more):
-        from pipelines.lib.io.http import RetryPolicy
+        from pipelines.lib.io.retry import RetryPolicy
 
         return RetryPolicy(max_attempts=self.max_attempts, backoff_seconds=self.backoff_seconds,
                            min_rate_bytes=self.min_rate_bytes_per_second, min_rate_seconds=self.min_rate_seconds,

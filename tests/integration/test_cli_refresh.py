@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from pipelines.lib.io.http import FetchError, RetryPolicy, fetch_to_file
+from pipelines.lib.io.http import fetch_to_file
+from pipelines.lib.io.retry import FetchError, RetryPolicy
 from pipelines.lib.reference.sources import DEFAULT_HPC_ROUNDS, DEFAULT_ROUNDS
 from support.cli import CLI
 from support.http_server import free_port

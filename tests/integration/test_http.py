@@ -10,15 +10,9 @@ from pathlib import Path
 import pytest
 
 from pipelines.lib.io.files import TEMP_GLOB
-from pipelines.lib.io.http import (
-    FetchError,
-    RetryPolicy,
-    fetch_to_file,
-    get_json,
-    make_session,
-    recorded_sha256,
-    retry_after_seconds,
-)
+from pipelines.lib.io.http import fetch_to_file, get_json
+from pipelines.lib.io.retry import FetchError, RetryPolicy, make_session, retry_after_seconds
+from pipelines.lib.io.sidecars import recorded_sha256
 
 try:  # tests/ is a rootdir-less directory today; keep working if it becomes a package
     from support.http_server import Drop, LoopbackServer, Reply, Slow, Status, Truncate

@@ -10,15 +10,9 @@ from pathlib import Path
 import pytest
 
 from pipelines.lib.io.files import TEMP_GLOB, TEMP_SUFFIX
-from pipelines.lib.io.http import (
-    FetchError,
-    LimitExceeded,
-    RetryPolicy,
-    UnsafeURL,
-    check_followed_url,
-    fetch_to_file,
-    get_json,
-)
+from pipelines.lib.io.http import fetch_to_file, get_json
+from pipelines.lib.io.retry import FetchError, LimitExceeded, RetryPolicy, UnsafeURL
+from pipelines.lib.io.urls import check_followed_url
 from support.hostile_server import (
     HostileServer,
     deep_json,

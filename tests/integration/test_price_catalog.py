@@ -13,7 +13,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from pipelines.lib.io.http import RetryPolicy
+from pipelines.lib.io.retry import RetryPolicy
 from pipelines.lib.mlperf.systems import availability_category
 from pipelines.lib.prices.catalog import (
     FALLBACK_VERSIONS,

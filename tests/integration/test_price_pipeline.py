@@ -165,7 +165,7 @@ def test_page_chain_that_never_ends(site):
 
 
 def test_page_cap(tmp_path):
-    from pipelines.lib.io.http import RetryPolicy
+    from pipelines.lib.io.retry import RetryPolicy
     from pipelines.lib.prices.fetch import PriceFetchError, fetch_azure
 
     with LoopbackServer() as server:

@@ -11,7 +11,7 @@ import duckdb
 import pytest
 
 from pipelines.cli import main as cli_main
-from pipelines.lib.io.http import RetryPolicy
+from pipelines.lib.io.retry import RetryPolicy
 from pipelines.lib.mlperf.rules import RulesError
 from pipelines.lib.mlperf.rules_releases import (
     GitHubSource,

@@ -8,7 +8,8 @@ from datetime import date
 
 import pytest
 
-from pipelines.lib.io.http import fetch_to_file, unchanged_upstream
+from pipelines.lib.io.http import fetch_to_file
+from pipelines.lib.io.sidecars import unchanged_upstream
 from pipelines.lib.warehouse import preflight
 from pipelines.settings import load_settings
 from support.http_server import LoopbackServer

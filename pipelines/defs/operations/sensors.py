@@ -60,7 +60,7 @@ def _configured_rounds() -> str:
     "partition and is fetched and staged.",
 )
 def mlperf_round_discovery(context: dg.SensorEvaluationContext):
-    from pipelines.lib.io.http import FetchError
+    from pipelines.lib.io.retry import FetchError
     from pipelines.lib.mlperf.discovery import discover_rounds
     from pipelines.settings import apply, load_settings
 

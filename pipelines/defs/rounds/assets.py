@@ -21,7 +21,7 @@ import dagster as dg
 
 from pipelines.defs.metadata import ArchiveFetched, RoundStaged, RulesFetched
 from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
-from pipelines.lib.io.http import FetchResult
+from pipelines.lib.io.sidecars import FetchResult
 from pipelines.lib.mlperf.rounds import archive_url
 from pipelines.lib.mlperf.rules import rules_url
 from pipelines.lib.mlperf.stage import fetch_round, fetch_rules, stage_round

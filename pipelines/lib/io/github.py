@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 
 import requests
 
-from pipelines.lib.io.http import FetchError, RetryableError, check_followed_url, make_session, read_bounded
+from pipelines.lib.io.bounded import read_bounded
 from pipelines.lib.io.jsonsafe import loads_bounded
+from pipelines.lib.io.retry import FetchError, RetryableError, make_session
+from pipelines.lib.io.urls import check_followed_url
 
 MAX_PAGES = 20  # a guard against a Link loop; the listings read here span a page or a few
 

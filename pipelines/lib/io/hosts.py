@@ -1,6 +1,6 @@
 """The hosts, besides each configured URL's own, whose links found in upstream responses may be followed
 (`MLPERF_ALLOWED_HOSTS`, for mirrors): installed once per process by the settings layer, read by
-http.check_followed_url. Apart from http.py, so that a command that fetches nothing (`query`, `status`)
+urls.check_followed_url. Apart from it (and http.py), so that a command that fetches nothing (`query`, `status`)
 does not import the HTTP client to apply its settings."""
 
 from __future__ import annotations

@@ -68,8 +68,8 @@ def listed_rounds(base, *, api_url: str = DEFAULT_GITHUB_API_URL, token: str | N
     from datetime import UTC, datetime
 
     from pipelines.lib.io.files import atomic_write_text
-    from pipelines.lib.io.http import FetchError
     from pipelines.lib.io.paths import raw_dir
+    from pipelines.lib.io.retry import FetchError
 
     kept = raw_dir("discovery", base) / "rounds.json"
     try:

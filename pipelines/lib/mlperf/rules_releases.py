@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.lib.io.files import atomic_write_text
-from pipelines.lib.io.http import FetchError
 from pipelines.lib.io.locking import exclusive
 from pipelines.lib.io.paths import raw_dir
+from pipelines.lib.io.retry import FetchError
 from pipelines.lib.mlperf.rounds import round_sort_key
 from pipelines.lib.mlperf.rules import (
     RulesError,
@@ -188,7 +188,7 @@ def listed_tags(github: GitHubSource, base: Path | None = None) -> tuple[list, s
     """The repository's tags (conditional on the last listing's ETag), and a note when they are not today's
     (GitHub rate-limited or unreachable: the last listing, if there is one)."""
     from pipelines.lib.io.github import list_pages
-    from pipelines.lib.io.http import keep_response, recorded_etag
+    from pipelines.lib.io.sidecars import keep_response, recorded_etag
 
     kept = tags_path(base)
     etag = recorded_etag(kept, github.tags_url)
@@ -221,8 +221,9 @@ def head_path(base: Path | None = None) -> Path:
 def default_branch_head(github: GitHubSource, base: Path | None = None) -> tuple[str, str]:
     """(commit sha, commit date) of the default branch's head (kept like a download, asked conditionally)."""
     from pipelines.lib.io.github import headers
-    from pipelines.lib.io.http import RetryPolicy, fetch_to_file
+    from pipelines.lib.io.http import fetch_to_file
     from pipelines.lib.io.jsonsafe import loads_bounded
+    from pipelines.lib.io.retry import RetryPolicy
 
     kept = fetch_to_file(github.head_url, head_path(base), headers=headers(None, github.token),
                          policy=RetryPolicy(max_attempts=2, backoff_seconds=0.5)).path

@@ -13,15 +13,12 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipelines.lib.io.http import (
-    FetchResult,
-    RetryPolicy,
-    fetch_to_file,
-    recorded_sha256,
-)
+from pipelines.lib.io.http import fetch_to_file
 from pipelines.lib.io.limits import LIMITS, limit
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.io.paths import ensure_inside, published_db, raw_dir, staging_dir
+from pipelines.lib.io.retry import RetryPolicy
+from pipelines.lib.io.sidecars import FetchResult, recorded_sha256
 from pipelines.lib.mlperf.compliance import validate_ruleset
 from pipelines.lib.mlperf.inference_checker import FACTS_CSV, LOADGEN_KEYS_CSV
 from pipelines.lib.mlperf.precision import PRECISION_SPELLINGS_CSV

@@ -17,15 +17,10 @@ import polars as pl
 import requests
 
 from pipelines.lib.io import github
+from pipelines.lib.io.bounded import read_bounded
 from pipelines.lib.io.files import atomic_write_bytes
-from pipelines.lib.io.http import (
-    FetchError,
-    RetryableError,
-    RetryPolicy,
-    fetch_to_file,
-    make_session,
-    read_bounded,
-)
+from pipelines.lib.io.http import fetch_to_file
+from pipelines.lib.io.retry import FetchError, RetryableError, RetryPolicy, make_session
 from pipelines.lib.prices.catalog import (
     MAX_CLOUDS,
     MAX_PROBES,

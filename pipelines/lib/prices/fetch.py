@@ -16,15 +16,11 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.lib.io.files import atomic_write_bytes
-from pipelines.lib.io.http import (
-    RetryPolicy,
-    check_followed_url,
-    fetch_to_file,
-    get_json,
-    make_session,
-)
+from pipelines.lib.io.http import fetch_to_file, get_json
 from pipelines.lib.io.limits import limit
 from pipelines.lib.io.redaction import redact, register_secret
+from pipelines.lib.io.retry import RetryPolicy, make_session
+from pipelines.lib.io.urls import check_followed_url
 from pipelines.lib.prices.aws import aws_region_index_urls, parse_aws_offer_path
 from pipelines.lib.prices.azure import (
     azure_next_page,

@@ -102,7 +102,8 @@ def unchanged_since_last_refresh(base: Path, request: dict) -> str | None:
         return "the code, the staged files or the published build changed"
     from concurrent.futures import ThreadPoolExecutor
 
-    from pipelines.lib.io.http import make_session, unchanged_upstream
+    from pipelines.lib.io.retry import make_session
+    from pipelines.lib.io.sidecars import unchanged_upstream
 
     sources = manifest["sources"]
     # The conditional GETs wait on the network, not on this process: asked all at once (a few at a time),
