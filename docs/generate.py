@@ -49,7 +49,7 @@ def generated_pages() -> dict[str, str]:
     from pipelines.lib.warehouse.mlcommons_summary import SUMMARY_FIELDS
     from pipelines.lib.warehouse.models import load_models
     from pipelines.lib.warehouse.reference import table_reference
-    from pipelines.settings import settings_reference
+    from pipelines.settings_reference import settings_reference
 
     summary = SUMMARY_INTRO + "| field | type | what it holds |\n|---|---|---|\n" + "".join(
         f"| `{name}` | {kind.__name__} | {meaning} |\n" for name, kind, meaning in SUMMARY_FIELDS)
@@ -59,7 +59,7 @@ def generated_pages() -> dict[str, str]:
 
 def readme_with_limits(readme: str) -> str:
     """README.md with its limits table as the limits give it now (the text between the markers replaced)."""
-    from pipelines.settings import limits_reference
+    from pipelines.settings_reference import limits_reference
 
     start, end = readme.index(LIMITS_START) + len(LIMITS_START), readme.index(LIMITS_END)
     return readme[:start] + limits_reference() + readme[end:]

@@ -421,35 +421,3 @@ def apply(settings: Settings) -> Settings:
     for name in URLS:  # a mirror's password is used to download, and shown or stored nowhere
         register_url_credentials(getattr(settings, name))
     return settings
-
-
-def _shown(name: str, value: object) -> str:
-    if value is None or value == [] or value == "":
-        return "(unset)"
-    if name in limits.LIMITS:
-        if name in limits.SHARES:
-            return f"{value:g}"
-        if name.endswith("_bytes") or name.endswith("_bytes_per_second"):
-            text = limits.human(value)
-            return text + ("/s" if name.endswith("per_second") else "")
-        return f"{value:g}"
-    if isinstance(value, list):
-        return ",".join(value) if len(",".join(value)) < 40 else f"{value[0]} … {value[-1]} ({len(value)})"
-    return str(value)
-
-
-def settings_reference() -> str:
-    """Markdown table of every setting: variable, default, what it does, what it accepts (docs/pages/settings.md)."""
-    lines = ["| variable | default | what it sets | accepted |", "|---|---|---|---|"]
-    for name, setting in SETTINGS.items():
-        default = _shown(name, setting.default)
-        lines.append(f"| `{limits.variable(name)}` | `{default}` | {setting.description} | {setting.read.accepted} |")
-    return "\n".join(lines) + "\n"
-
-
-def limits_reference() -> str:
-    """Markdown table of every limit: variable, default, what it bounds (README's limits table)."""
-    lines = ["| limit | default | bounds |", "|---|---|---|"]
-    for name, (default, what) in limits.LIMITS.items():
-        lines.append(f"| `{limits.variable(name)}` | `{_shown(name, default)}` | {what} |")
-    return "\n".join(lines) + "\n"
