@@ -129,9 +129,11 @@ def outputs_after_publish(context: dg.RunStatusSensorContext):
 
 @dg.run_status_sensor(
     run_status=dg.DagsterRunStatus.SUCCESS,
-    monitored_jobs=[warehouse_job],
+    # after the outputs, not beside them: in team mode they publish the snapshot the site reads
+    monitored_jobs=[outputs_job],
     request_job=site_job,
-    description="After a warehouse build succeeds, rebuild the static results site.",
+    description="After the outputs of a warehouse build are refreshed (the team catalog's snapshot among them), "
+    "rebuild the static results site.",
 )
 def site_after_publish(context: dg.RunStatusSensorContext):
     return dg.RunRequest()
