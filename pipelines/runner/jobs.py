@@ -16,7 +16,7 @@ from dataclasses import asdict
 import dagster as dg
 
 from pipelines.lib.io.paths import published_db, warehouse_dir
-from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, Suite
+from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, RoundKey, Suite
 from pipelines.lib.staging.files import staged_files
 from pipelines.lib.warehouse.coverage import round_coverage
 from pipelines.lib.warehouse.summary import RefreshSummary, StepOutcome, check_detail
@@ -137,12 +137,10 @@ def _refresh_on(
     summary.steps.append(StepOutcome("warehouse", result.success, time.perf_counter() - started, detail))
     # Rounds whose new data failed a structural test are not in the published build: named, and the
     # refresh fails (the rest was published).
-    from pipelines.lib.warehouse.raw_tables import split_round_key
     from pipelines.lib.warehouse.store import read_published_info
 
     for key, why in ((read_published_info() or {}).get("excluded_rounds") or {}).items():
-        suite, round_version = split_round_key(key)  # `hpc:v3.0` → HPC v3.0
-        summary.steps.append(StepOutcome(f"round {suite.round_label(round_version)}", False, 0.0,
+        summary.steps.append(StepOutcome(f"round {RoundKey.parse(key).label}", False, 0.0,
                                          f"new data left out: {why}"))
     # a failing structural SQL test is the warehouse step's detail already; plausibility ones warn here
     summary.steps.extend(_check_outcomes(result, skip=set(warehouse_models.check_keys)))

@@ -6,9 +6,8 @@ import pytest
 
 from pipelines.lib.mlperf.hpc import hpc_result_keys
 from pipelines.lib.mlperf.rules import RulesError, folder_for_round, package_ruleset, ref_for_round
-from pipelines.lib.mlperf.suites import HPC, TRAINING, suite_named
+from pipelines.lib.mlperf.suites import HPC, SUITES, TRAINING, RoundKey, suite_named
 from pipelines.lib.warehouse.build.inputs import _round_of_file
-from pipelines.lib.warehouse.raw_tables import split_round_key
 
 FOLDERS = {"hpc_1.0.0", "hpc_2.0.0", "hpc_3.0.0", "training_1.0.0", "training_4.1.0", "0.6.0", "training_0.7.0_warn"}
 
@@ -50,7 +49,11 @@ def test_hpc_rounds_have_their_own_rules_refs():
 
 
 def test_a_build_names_hpc_rounds_apart_from_training_rounds():
-    assert split_round_key("hpc:v3.0") == (HPC, "v3.0") and split_round_key("v3.0") == (TRAINING, "v3.0")
+    assert RoundKey.parse("hpc:v3.0") == RoundKey(HPC, "v3.0") and RoundKey.parse("v3.0") == RoundKey(TRAINING, "v3.0")
+    for suite in SUITES.values():  # every suite's key reads back as itself, an unseen round too
+        for version in ("v0.5", "v3.0", "v9.9"):
+            key = RoundKey(suite, version)
+            assert RoundKey.parse(str(key)) == key and key.label == suite.round_label(version)
     assert _round_of_file("hpc_runs", Path("hpc_runs/v3.0.parquet")) == "hpc:v3.0"
     assert _round_of_file("mlperf_runs", Path("mlperf_runs/v3.0.parquet")) == "v3.0"
     assert _round_of_file("quarantine", Path("quarantine/hpc-v3.0.parquet")) == "hpc:v3.0"

@@ -199,3 +199,29 @@ def suite_named(name: str) -> Suite:
         return SUITES[name.strip().lower()]
     except KeyError:
         raise ValueError(f"not an MLPerf suite: {name!r} (known: {', '.join(SUITES)})") from None
+
+
+@dataclass(frozen=True)
+class RoundKey:
+    """One round of one suite, as a value. Its text is how a build records a round it leaves out (`_build_info`,
+    published.json): the suite's exclusion prefix and the round, `hpc:v3.0`, `inference:v5.1`, and for the suite
+    without a prefix (Training) the round alone, `v4.1`."""
+
+    suite: Suite
+    version: str
+
+    def __str__(self) -> str:
+        return f"{self.suite.exclusion_prefix}{self.version}"
+
+    @property
+    def label(self) -> str:
+        """As a person reads it: `HPC v3.0`, `v4.1`."""
+        return self.suite.round_label(self.version)
+
+    @classmethod
+    def parse(cls, text: str) -> RoundKey:
+        """The key a text names (`str` of a key gives it back)."""
+        for suite in SUITES.values():
+            if suite.exclusion_prefix and text.startswith(suite.exclusion_prefix):
+                return cls(suite, text[len(suite.exclusion_prefix):])
+        return cls(next(s for s in SUITES.values() if not s.exclusion_prefix), text)

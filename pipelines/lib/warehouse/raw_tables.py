@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from pipelines.lib.mlperf.suites import HPC, INFERENCE, SUITES, TRAINING, Suite
+from pipelines.lib.mlperf.suites import SUITES, RoundKey, Suite
 from pipelines.lib.mlperf.tables import SUITE_TABLES
 from pipelines.lib.prices.normalize import STAGED_PRICE_SCHEMA
 from pipelines.lib.staging.validation import QUARANTINE_SCHEMA
@@ -34,7 +34,7 @@ class RoundFiles:
 
     def key(self, round_version: str) -> str:
         """The name a build gives the round when it leaves it out: `v4.1` (Training), `hpc:v3.0` (HPC)."""
-        return f"{self.suite.exclusion_prefix}{round_version}"
+        return str(RoundKey(self.suite, round_version))
 
 
 # The raw tables staged per round: what a round left out of a build takes from the previous build.
@@ -43,14 +43,6 @@ ROUND_FILES: dict[str, list[RoundFiles]] = {
 }
 ROUND_FILES["quarantine"] = [RoundFiles(suite, "partition", suite.quarantine_prefix, suite.quarantine_source)
                              for suite in SUITES.values()]
-
-
-def split_round_key(key: str) -> tuple[Suite, str]:
-    """`hpc:v3.0` → (HPC, "v3.0"); `inference:v5.1` → (INFERENCE, "v5.1"); `v4.1` → (TRAINING, "v4.1")."""
-    for suite in (HPC, INFERENCE):
-        if suite.exclusion_prefix and key.startswith(suite.exclusion_prefix):
-            return suite, key[len(suite.exclusion_prefix):]
-    return TRAINING, key
 
 
 def empty(name: str) -> pl.DataFrame:

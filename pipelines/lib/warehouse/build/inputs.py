@@ -15,6 +15,7 @@ import duckdb
 from pipelines.lib.io.files import file_stamp
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.io.paths import warehouse_dir
+from pipelines.lib.mlperf.suites import RoundKey
 from pipelines.lib.reference import accelerators
 from pipelines.lib.reference.accelerators import ALIASES_CSV
 from pipelines.lib.reference.seeds import SEED_TABLES
@@ -22,7 +23,7 @@ from pipelines.lib.staging.files import staged_files
 from pipelines.lib.warehouse.models import quote_identifier
 from pipelines.lib.warehouse.parameters import BuildParameters
 from pipelines.lib.warehouse.query import quote_literal
-from pipelines.lib.warehouse.raw_tables import RAW_TABLES, ROUND_FILES, empty, split_round_key
+from pipelines.lib.warehouse.raw_tables import RAW_TABLES, ROUND_FILES, empty
 
 SQL_DIR = package_path("sql")
 # The Python-side mapping of systems to accelerators: a change to it rebuilds the warehouse.
@@ -89,7 +90,7 @@ def _copy_previous_rounds(con: duckdb.DuckDBPyConnection, previous: Path, rounds
                 "and table_name = ?", [name]).fetchall()}
             shared = ", ".join(quote_identifier(c) for c in mine if c in theirs)
             for files in files_of_suites:
-                of_suite = [r for s, r in map(split_round_key, rounds) if s is files.suite]
+                of_suite = [k.version for k in map(RoundKey.parse, rounds) if k.suite is files.suite]
                 if not of_suite:
                     continue
                 only_source = f" and source = '{files.source}'" if files.source else ""

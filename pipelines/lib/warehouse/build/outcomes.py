@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, Suite
+from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, RoundKey, Suite
 from pipelines.lib.warehouse.models import SqlTest, grain_test_sql
 
 SHOWN_ROWS = 5
@@ -138,6 +138,6 @@ def failing_rounds(con: duckdb.DuckDBPyConnection, tests: list[SqlTest], columns
         for round_version in rounds:
             example = next((r for r in outcome.offending if r.get("round") == round_version), None)
             shown = ", ".join(f"{k}={v!r}" for k, v in (example or {}).items() if k not in ("_source", "round"))
-            found.setdefault(f"{suite.exclusion_prefix}{round_version}",
+            found.setdefault(str(RoundKey(suite, round_version)),
                              f"{test.name} failed" + (f" ({shown})" if shown else ""))
     return found
