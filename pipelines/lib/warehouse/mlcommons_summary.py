@@ -14,6 +14,9 @@ from typing import Any
 
 import duckdb
 
+from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING
+from pipelines.lib.warehouse.models import sql_dir
+
 GITHUB = "https://github.com/mlcommons/{repository}_{round}"
 SUMMARY_FILE = "summary_results.json"
 
@@ -58,33 +61,19 @@ SUMMARY_FIELDS: list[tuple[str, type, str]] = [
 ]
 OPTIONAL = frozenset({"Power_Result", "Power_Units"})
 
-_SQL = """
-select r.round, r.submitter, r.system, r.benchmark, r.division, r.score_minutes, r.energy_to_train_j,
-       r.energy_null_reason, s.system_name, s.availability_category, s.number_of_nodes, s.host_processor_model_name,
-       s.host_processors_per_node, s.accelerator_model_name, s.accelerators_per_node, s.framework
-from fct_training_result as r
-left join dim_system as s using (round, submitter, system)
-where r.score_minutes is not null
-order by round_order(r.round), r.submitter, r.system, r.benchmark
-"""
 
 _AVAILABILITY = {"cloud": "available", "on-premise": "available", "preview": "preview", "research": "rdi"}
 
 
-_HPC_SQL = """
-select r.round, r.submitter, r.system, r.scale, r.benchmark, r.division, r.score_minutes, r.models_per_minute,
-       r.energy_null_reason, s.system_name, s.availability, s.number_of_nodes, s.host_processor_model_name,
-       s.host_processors_per_node, s.accelerator_model_name, s.accelerators_per_node, s.framework,
-       (select bool_and(scale_implied) from fct_hpc_run as x where x.round = r.round and x.submitter = r.submitter
-        and x.system = r.system and x.scale = r.scale and x.benchmark = r.benchmark) as scale_implied
-from fct_hpc_result as r
-left join dim_hpc_system as s using (round, submitter, system)
-where coalesce(r.score_minutes, r.models_per_minute) is not null
-order by round_order(r.round), r.submitter, r.system, r.scale, r.benchmark
-"""
 # HPC and Inference systems files state availability (their `status`) in words of their own ("available", "onprem", ...)
 _STATUS_AVAILABILITY = {"available": "available", "onprem": "available", "on-premise": "available", "cloud": "available",
                      "preview": "preview", "research": "rdi", "rdi": "rdi"}
+
+
+def export_query(suite: str) -> str:
+    """The query of one suite's records (`sql/exports/mlcommons_summary_<suite>.sql`, its header says what it
+    reads and its grain)."""
+    return (sql_dir() / "exports" / f"mlcommons_summary_{suite}.sql").read_text(encoding="utf-8")
 
 
 def summary_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -92,23 +81,12 @@ def summary_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     return _training_records(con) + _hpc_records(con) + _inference_records(con)
 
 
-# One record per result: folders whose Locations differ only in case spell one result (ingestion publishes one of
-# them, and a structural test holds it: sql/tests/fct_inference_result_one_per_spelling.sql); a warehouse that holds
-# two anyway exports neither, rather than two records of one result.
-_INFERENCE_SQL = """
-select r.*, s.host_processor_model_name, s.host_processors_per_node, s.accelerators_per_node
-from fct_inference_result as r
-left join dim_inference_system as s using (round, division, submitter, system)
-where r.valid
-qualify count(*) over (partition by r.round, lower(r.location)) = 1
-order by round_order(r.round), r.division, r.submitter, r.system, r.model, r.scenario, r.location
-"""
 _LATENCY_SCENARIOS = ("SingleStream", "MultiStream")
 
 
 def _inference_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     records = []
-    for r in _rows(con, _INFERENCE_SQL, optional=True):  # absent: published before Inference was loaded
+    for r in _rows(con, export_query(INFERENCE.name), optional=True):  # absent: published before Inference was loaded
         repo = GITHUB.format(repository="inference_results", round=r["round"])
         # datacenter for a datacenter system's Offline/Server/Interactive results, else edge (MLCommons' split)
         suite = ("datacenter" if "datacenter" in (r["system_type"] or "") and r["scenario"] not in _LATENCY_SCENARIOS
@@ -129,7 +107,7 @@ def _inference_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 def _hpc_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     records = []
-    for r in _rows(con, _HPC_SQL, optional=True):  # absent: published before HPC was loaded
+    for r in _rows(con, export_query(HPC.name), optional=True):  # absent: published before HPC was loaded
         repo = GITHUB.format(repository="hpc_results", round=r["round"])
         division = r["division"] or "unknown"
         folder = f"{r['submitter']}/results/{r['system']}/" + ("" if r["scale_implied"] else f"{r['scale']}/")
@@ -150,7 +128,7 @@ def _hpc_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 
 def _training_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     records = []
-    for r in _rows(con, _SQL):
+    for r in _rows(con, export_query(TRAINING.name)):
         repo = GITHUB.format(repository="training_results", round=r["round"])
         division = r["division"] or "unknown"
         records.append(_record(r, r["round"].lstrip("v"), _AVAILABILITY.get(r["availability_category"] or "", "unknown"), {
