@@ -8,20 +8,21 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, RoundKey, Suite
+from pipelines.lib.mlperf.suites import SUITES, RoundKey, Suite
 from pipelines.lib.warehouse.models import SqlTest, grain_test_sql
 
 SHOWN_ROWS = 5
 
 
 def suite_of_model(model: str) -> Suite:
-    """The suite whose rounds a model's rows are: `<layer>_hpc_*` HPC, `<layer>_inference_*` Inference,
-    everything else Training (a test of an HPC model names HPC rounds, never the Training round of that name)."""
+    """The suite whose rounds a model's rows are: `<layer>_<suite name>_*` that suite's (`fct_hpc_result` HPC's),
+    everything else the suite whose rounds have no prefix, Training (`dim_system`, `mart_cost_to_train`): a test
+    of an HPC model names HPC rounds, never the Training round of that name."""
     _layer, _, rest = model.partition("_")
-    for suite in (HPC, INFERENCE):
+    for suite in SUITES.values():
         if rest.startswith(f"{suite.name}_"):
             return suite
-    return TRAINING
+    return next(suite for suite in SUITES.values() if not suite.exclusion_prefix)
 
 
 @dataclass(frozen=True)
