@@ -20,13 +20,16 @@ def test_depth_outside_strings(text, over):
 
 def test_the_guard_is_linear_on_an_unterminated_string_of_escaped_quotes():
     times = []
-    for n in (50_000, 400_000):
+    for n in (200_000, 1_600_000):
         text = "[" * 300 + '"' + '\\"' * n
-        started = time.perf_counter()
-        assert json_depth_over(text, 256)
-        times.append(time.perf_counter() - started)
+        best = float("inf")
+        for _ in range(3):  # the best of three: a pause of the machine is no property of the guard
+            started = time.perf_counter()
+            assert json_depth_over(text, 256)
+            best = min(best, time.perf_counter() - started)
+        times.append(best)
     # eight times the input: a linear scan takes about 8 times as long, a quadratic one 64 times
-    assert times[1] < 1.0 and times[1] < 20 * max(times[0], 1e-3)
+    assert times[1] < 2.0 and times[1] < 20 * max(times[0], 1e-3), times
     with pytest.raises(JSONTooDeep):
         check_depth("[" * 300 + "]" * 300, 256)
     assert loads_bounded('{"a": [1, "]"]}') == {"a": [1, "]"]}
