@@ -4,7 +4,6 @@ catalog's advisory lock, after the leftovers of a killed writer are deleted (`la
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from pipelines.lib.warehouse.lake import (
     relations,
 )
 from pipelines.lib.warehouse.query import quote_literal
+from pipelines.lib.warehouse.store import build_stamp
 from pipelines.lib.warehouse.team import TeamCatalog
 
 BUILD = "mlperf_build"  # the verified build file, attached read-only while it is copied
@@ -52,16 +52,6 @@ def _writer(catalog: TeamCatalog) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def _build_info(con: duckdb.DuckDBPyConnection, database: str) -> dict:
-    built_at, fingerprint = con.execute(f"select built_at, fingerprint from {database}.main._build_info").fetchone()
-    try:  # builds before the rounds' exclusion was recorded have no such column
-        excluded = json.loads(con.execute(f"select excluded_rounds from {database}.main._build_info").fetchone()[0]
-                              or "{}")
-    except duckdb.Error:
-        excluded = {}
-    return {"built_at": str(built_at), "fingerprint": fingerprint, "excluded_rounds": excluded}
-
-
 def publish_build(catalog: TeamCatalog, build: Path, *, if_changed: bool = True) -> dict:
     """Copy the finished, tested build file `build` into the lake as one snapshot. `if_changed`: nothing is
     committed when the lake's newest publish is this build already. Returns the snapshot's record (with
@@ -72,7 +62,8 @@ def publish_build(catalog: TeamCatalog, build: Path, *, if_changed: bool = True)
         try:
             leftovers = cleanup(con, catalog.keep_snapshots)  # a killed writer's files, before this one writes
             con.execute(f"attach {quote_literal(str(build))} as {BUILD} (read_only)")
-            info = _build_info(con, BUILD)
+            built_at, fingerprint, excluded = build_stamp(con, BUILD)
+            info = {"built_at": str(built_at), "fingerprint": fingerprint, "excluded_rounds": excluded}
             history = published(con)
             last = history[-1] if history else None
             if if_changed and last and (last["record"].get("build"), last["record"].get("fingerprint")) == \

@@ -19,6 +19,7 @@ from pipelines.lib.warehouse.catalog_lock import MIRROR, catalog_lock, connect
 from pipelines.lib.warehouse.extensions import load_extensions
 from pipelines.lib.warehouse.models import PUBLIC_PREFIXES
 from pipelines.lib.warehouse.query import quote_ident, quote_literal
+from pipelines.lib.warehouse.store import build_stamp
 from pipelines.lib.warehouse.team import BiMirror
 
 # DuckDB types PostgreSQL has no column type for (the postgres extension refuses them): published as JSON text.
@@ -87,8 +88,7 @@ def mirror_build(target: BiMirror, build: Path) -> dict:
                     comments.append(f"comment on table {table} is {quote_literal(comment)}")
                 comments += [f"comment on column {table}.{quote_ident(c)} is {quote_literal(text)}"
                              for c, _, text in columns if text]
-            built_at, fingerprint = con.execute("select built_at, fingerprint from mirrored_build.main._build_info"
-                                                ).fetchone()
+            built_at, fingerprint, _ = build_stamp(con, "mirrored_build")
         finally:
             con.close()
         role = target.reader_role

@@ -60,11 +60,7 @@ def published_build(base: Path | None = None) -> dict | None:
     # opened by the build's own name: DuckDB caches open files by path, and the published name changes content
     con = duckdb.connect(str(build or target), read_only=True)
     try:
-        built_at, fingerprint = con.execute("select built_at, fingerprint from _build_info").fetchone()
-        try:  # builds before the rounds' exclusion was recorded have no such column
-            excluded = json.loads(con.execute("select excluded_rounds from _build_info").fetchone()[0] or "{}")
-        except duckdb.Error:
-            excluded = {}
+        built_at, fingerprint, excluded = build_stamp(con)
     finally:
         con.close()
     if build is None:  # a copy, not a link (publish's fallback): the kept build with the same stamp
@@ -148,16 +144,24 @@ def complete_builds(base: Path | None = None) -> list[Path]:
             if not path.with_name(path.name + ".wal").exists() and finished_build_error(path) is None]
 
 
+def build_stamp(con: duckdb.DuckDBPyConnection, database: str | None = None) -> tuple[object, str, dict]:
+    """A build's (built_at, fingerprint, excluded rounds) from its `_build_info`, on `con`'s default database or
+    the attached `database`."""
+    table = f"{quote_ident(database)}.main._build_info" if database else "_build_info"
+    built_at, fingerprint = con.execute(f"select built_at, fingerprint from {table}").fetchone()
+    try:  # builds before the rounds' exclusion was recorded have no such column
+        excluded = json.loads(con.execute(f"select excluded_rounds from {table}").fetchone()[0] or "{}")
+    except duckdb.Error:
+        excluded = {}
+    return built_at, fingerprint, excluded
+
+
 def read_build_record(path: Path) -> dict:
     """A kept build's published.json record (name, fingerprint, build time, row counts, the rounds whose
     new data it left out), read from the file."""
     con = duckdb.connect(str(path), read_only=True)
     try:
-        built_at, fingerprint = con.execute("select built_at, fingerprint from _build_info").fetchone()
-        try:  # builds before the rounds' exclusion was recorded have no such column
-            excluded = json.loads(con.execute("select excluded_rounds from _build_info").fetchone()[0] or "{}")
-        except duckdb.Error:
-            excluded = {}
+        built_at, fingerprint, excluded = build_stamp(con)
         names = [n for (n,) in con.execute(
             "select table_name from information_schema.tables where table_schema = 'main' order by 1").fetchall()]
         counts = {n: con.execute(f"select count(*) from {quote_ident(n)}").fetchone()[0] for n in names}
