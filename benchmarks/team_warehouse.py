@@ -138,7 +138,8 @@ def describe(record: dict) -> str:
 def measure(base: Path, scratch: Path) -> None:
     import psycopg
 
-    from pipelines.lib.io.paths import configure_warehouse_dir, extensions_dir, published_db
+    from pipelines.lib.io.context import amend
+    from pipelines.lib.io.paths import extensions_dir, published_db
     from pipelines.lib.warehouse.build import build
     from pipelines.lib.warehouse.extensions import load_extensions
     from pipelines.lib.warehouse.lake import connect_lake
@@ -148,7 +149,7 @@ def measure(base: Path, scratch: Path) -> None:
     from pipelines.lib.warehouse.store import publish, rollback
     from pipelines.lib.warehouse.team import BiMirror, TeamCatalog
 
-    configure_warehouse_dir(base)  # the extensions are installed into its folder, as a command would
+    amend(warehouse_dir=base)  # the extensions are installed into its folder, as a command would
     first = published_build_path(base)
     with duckdb.connect(str(first), read_only=True) as con:
         tables, views = (con.execute(f"select count(*) from duckdb_{kind}() where database_name = current_database() "

@@ -401,23 +401,23 @@ def load_settings(**overrides) -> Settings:
 
 
 def apply(settings: Settings) -> Settings:
-    """Give the plain-function layer what it needs of the settings, for this process."""
-    from pipelines.lib.io.hosts import configure_allowed_hosts
-    from pipelines.lib.io.paths import configure_warehouse_dir
-    from pipelines.lib.io.redaction import register_secret, register_url_credentials
+    """Give the plain-function layer what it needs of the settings, for this process: one run context, activated.
+    It keeps the secrets of the context it replaces: a message made before may be shown after."""
+    from pipelines.lib.io.context import RunContext, activate, current
+    from pipelines.lib.io.redaction import url_credentials
 
-    limits.configure(settings.limit_values())
-    _team.configure(settings.team_catalog(), settings.bi_mirror_target())
-    configure_warehouse_dir(settings.warehouse_dir)
-    configure_allowed_hosts(settings.allowed_hosts)
+    secrets = set(current().secrets)
     for name in SECRETS:
         secret = getattr(settings, name)
         if secret is None:
             continue
         if "://" in secret.get_secret_value():  # a database URL: its password is the secret, its host may be shown
-            register_url_credentials(secret.get_secret_value())
+            secrets |= url_credentials(secret.get_secret_value())
         else:
-            register_secret(secret.get_secret_value())
+            secrets.add(secret.get_secret_value())
     for name in URLS:  # a mirror's password is used to download, and shown or stored nowhere
-        register_url_credentials(getattr(settings, name))
+        secrets |= url_credentials(getattr(settings, name))
+    activate(RunContext(warehouse_dir=settings.warehouse_dir, limits=settings.limit_values(),
+                        allowed_hosts=settings.allowed_hosts, secrets=frozenset(secrets),
+                        team_catalog=settings.team_catalog(), bi_mirror=settings.bi_mirror_target()))
     return settings

@@ -30,14 +30,14 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture
 def warehouse(tmp_path, monkeypatch):
-    """A fresh warehouse directory for one test: this process's (as the settings layer installs it) and the
-    environment's (for the processes and runs the test starts)."""
-    from pipelines.lib.io.paths import configure_warehouse_dir
+    """A fresh warehouse directory for one test: this process's (in the test's run context, as the settings layer
+    puts it there) and the environment's (for the processes and runs the test starts)."""
+    from pipelines.lib.io.context import amend
 
     base = tmp_path / "warehouse"
     base.mkdir()
     monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", str(base))
-    configure_warehouse_dir(base)
+    amend(warehouse_dir=base)
     return base
 
 
@@ -51,19 +51,14 @@ def settings_from_env():
 
 
 @pytest.fixture(autouse=True)
-def _process_settings_reset():
-    """Each test ends with this process's settings back at their defaults (a command run in-process applies
-    its settings: the warehouse folder, limits, allowed hosts, the team catalog)."""
-    yield
-    from pipelines.lib.io import limits
-    from pipelines.lib.io.hosts import configure_allowed_hosts
-    from pipelines.lib.io.paths import configure_warehouse_dir
-    from pipelines.lib.warehouse import team
+def _fresh_run_context():
+    """Each test runs in a run context of its own, at the defaults, and the one before comes back after it (a
+    command run in-process applies its settings: the warehouse folder, limits, allowed hosts, secrets, the team
+    catalog)."""
+    from pipelines.lib.io.context import RunContext, activate
 
-    limits.configure({})
-    configure_warehouse_dir(None)
-    configure_allowed_hosts(())
-    team.configure(None)
+    with activate(RunContext()):
+        yield
 
 
 @pytest.fixture(autouse=True)

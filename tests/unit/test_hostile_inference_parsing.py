@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.lib.io import limits
+from pipelines.lib.io.context import amend, current
 from pipelines.lib.io.numbers import number_or_none
 from pipelines.lib.mlperf.archive import LineTooLong, complete_lines, iter_members
 from pipelines.lib.mlperf.inference import ReadingDeadline, parse_inference_round
@@ -64,8 +64,8 @@ def _peak_bytes(fn, *args):
 
 @pytest.fixture
 def limits_at():
-    """Set limits for one test (the autouse fixture of tests/conftest.py puts the defaults back)."""
-    return lambda **values: limits.configure(limits.current() | values)
+    """Set limits for one test (the autouse fixture of tests/conftest.py gives each test a run context of its own)."""
+    return lambda **values: amend(limits=current().limits | values)
 
 
 # 1. linear parsers, bounded lines -----------------------------------------------------------------------------------

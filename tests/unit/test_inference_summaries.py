@@ -123,14 +123,10 @@ def test_without_a_detail_log_the_summary_line_of_the_same_value_is_read_and_nam
 
 
 def test_a_detail_log_with_an_overlong_line_is_refused_and_the_summary_says_why():
-    from pipelines.lib.io import limits
+    from pipelines.lib.io.context import amend
 
-    saved = limits.current()
-    try:
-        limits.configure({"max_line_bytes": 200})
+    with amend(limits={"max_line_bytes": 200}):
         refused = parse_detail(mllog(**SERVER_LLM_DETAIL))
-    finally:
-        limits.configure(saved)
     assert isinstance(refused, str) and "MLPERF_MAX_LINE_BYTES" in refused
     got = result_row(path("llama2-70b-99", "Server"), SERVER_LLM.encode(), round_version="v5.1", detail=refused)
     assert got["performance_log"] == "mlperf_log_summary.txt" and "MLPERF_MAX_LINE_BYTES" in got["performance_source"]
@@ -290,6 +286,7 @@ def test_an_inference_archive_has_its_own_bounds(tmp_path):
 
     from pipelines.defs.resources import MlperfResultsSource
     from pipelines.lib.io import limits
+    from pipelines.lib.io.context import amend
     from pipelines.lib.mlperf.archive import ArchiveError
     from pipelines.lib.mlperf.inference import parse_inference_round
     from pipelines.lib.mlperf.suites import INFERENCE, TRAINING
@@ -302,13 +299,9 @@ def test_an_inference_archive_has_its_own_bounds(tmp_path):
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     assert len(parse_inference_round(archive, "v9.9").runs) == 1
-    saved = limits.current()
-    try:
-        limits.configure({"max_inference_archive_total_bytes": 100_000})
+    with amend(limits={"max_inference_archive_total_bytes": 100_000}):
         with pytest.raises(ArchiveError, match="MLPERF_MAX_INFERENCE_ARCHIVE_TOTAL_BYTES"):
             parse_inference_round(archive, "v9.9")
-    finally:
-        limits.configure(saved)
     source = MlperfResultsSource()
     assert source.policy(INFERENCE).max_bytes == limits.limit("max_inference_archive_bytes") > source.policy(
         TRAINING).max_bytes == limits.limit("max_archive_bytes")

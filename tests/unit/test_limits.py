@@ -3,7 +3,7 @@ settings layer (pipelines/settings.py); the plain-function layer reads only what
 
 import pytest
 
-from pipelines.lib.io import limits
+from pipelines.lib.io.context import amend
 from pipelines.lib.io.limits import LIMITS, SHARES, MiB, limit, share
 from pipelines.lib.mlperf.rules import RulesError, ruleset_from_archive
 from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK
@@ -37,14 +37,14 @@ def test_the_shrink_share_is_a_setting_with_its_bounds(monkeypatch):
     monkeypatch.setenv("MLPERF_MAX_SHRINK", "1.5")
     with pytest.raises(ValueError, match="MLPERF_MAX_SHRINK must be a share between 0 and 1"):
         load_settings()
-    limits.configure({"max_shrink": 0})
+    amend(limits={"max_shrink": 0})
     assert share("max_shrink") == 0.0
     with pytest.raises(KeyError):
         limit("max_shrink")
     with pytest.raises(KeyError):
         share("max_line_bytes")
     with pytest.raises(ValueError, match="MLPERF_MAX_LINE_BYTES must be positive"):
-        limits.configure({"max_line_bytes": 0})
+        amend(limits={"max_line_bytes": 0})
 
 
 def test_rule_files_over_their_limits_refuse_the_rules_archive(tmp_path):
@@ -52,10 +52,10 @@ def test_rule_files_over_their_limits_refuse_the_rules_archive(tmp_path):
     archive.write_bytes(make_rules_archive({RULE: "# " + "x" * (2 * MiB)}, "# checker\n"))
     with pytest.raises(RulesError, match="MLPERF_MAX_RULE_FILE_BYTES"):
         ruleset_from_archive(archive, "test", "v4.1")
-    limits.configure({"max_rule_file_bytes": 4 * MiB, "max_rule_files_bytes": MiB})
+    amend(limits={"max_rule_file_bytes": 4 * MiB, "max_rule_files_bytes": MiB})
     with pytest.raises(RulesError, match="over the rule-file limit"):
         ruleset_from_archive(archive, "test", "v4.1")
-    limits.configure({"max_rule_file_bytes": 4 * MiB, "max_rule_files_bytes": 4 * MiB})
+    amend(limits={"max_rule_file_bytes": 4 * MiB, "max_rule_files_bytes": 4 * MiB})
     try:
         ruleset_from_archive(archive, "test", "v4.1")
     except RulesError as error:  # past the limits, the archive fails for what it lacks, not for its size

@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.lib.io import limits
+from pipelines.lib.io.context import amend
 from pipelines.lib.mlperf.archive import ArchiveError, iter_members
 from pipelines.lib.mlperf.mllog import MLLOG, parse_log
 from pipelines.lib.mlperf.tables import round_frames
@@ -66,7 +66,7 @@ def bomb_archive(path: Path, member_size: int, *, line: int | None = None, good_
 
 
 def test_a_member_over_the_member_limit_is_quarantined_naming_the_limit(tmp_path, monkeypatch):
-    limits.configure({"max_member_bytes": 16 * MiB})
+    amend(limits={"max_member_bytes": 16 * MiB})
     archive = bomb_archive(tmp_path / "a.tar.gz", 64 * MiB)
     assert archive.stat().st_size < 200_000  # a gzip bomb: 64 MiB in a few kB
     frames = round_frames(archive, "v4.1", package_rules("v4.1"))
@@ -76,7 +76,7 @@ def test_a_member_over_the_member_limit_is_quarantined_naming_the_limit(tmp_path
 
 
 def test_a_line_over_the_line_limit_refuses_the_member_without_buffering_it(tmp_path, monkeypatch):
-    limits.configure({"max_line_bytes": MiB})
+    amend(limits={"max_line_bytes": MiB})
     archive = bomb_archive(tmp_path / "a.tar.gz", 32 * MiB)  # no newline at all
     frames = round_frames(archive, "v4.1", package_rules("v4.1"))
     reasons = frames["quarantine"].filter(pl.col("file").str.ends_with("result_9.txt"))["reason"].to_list()
@@ -104,7 +104,7 @@ def test_universal_newlines_match_the_official_parser(tmp_path):
 
 
 def test_the_archive_total_limit_fails_the_source_with_one_line(tmp_path, monkeypatch):
-    limits.configure({"max_archive_total_bytes": 4 * MiB})
+    amend(limits={"max_archive_total_bytes": 4 * MiB})
     archive = bomb_archive(tmp_path / "a.tar.gz", 8 * MiB)
     with pytest.raises(ArchiveError, match="over the 4 MiB total decompressed limit") as caught:
         list(iter_members(archive))
@@ -114,9 +114,9 @@ def test_the_archive_total_limit_fails_the_source_with_one_line(tmp_path, monkey
 PEAK_RSS_SCRIPT = """
 import sys
 from pathlib import Path
-from pipelines.lib.io import limits
+from pipelines.lib.io.context import amend
 from pipelines.lib.mlperf.round_rules import RoundRules
-limits.configure({"max_parse_workers": 1})
+amend(limits={"max_parse_workers": 1})
 from pipelines.lib.mlperf.rules import package_ruleset
 from pipelines.lib.mlperf.tables import round_frames
 frames = round_frames(Path(sys.argv[1]), "v4.1", RoundRules(package_ruleset("v4.1"), package_ruleset("v4.1")))

@@ -180,7 +180,7 @@ def test_a_small_archive_is_scored_by_the_running_pool_and_a_pool_of_other_limit
     """A small archive is scored in this process unless a scoring pool is already running (a refresh's later
     rounds), and then by that pool with the same rows. A pool started under other limits is not reused: its
     workers would judge by the old ones."""
-    from pipelines.lib.io import limits
+    from pipelines.lib.io.context import amend
     from pipelines.lib.mlperf import scoring_pool
 
     log = _log(open_ssd_run(1_000_000, 10)).replace(b"\n", b"\r\n")
@@ -202,7 +202,7 @@ def test_a_small_archive_is_scored_by_the_running_pool_and_a_pool_of_other_limit
         assert reused.pool is started.pool
         assert rows(reused) == expected and expected[0][1]["time_to_train_minutes"] == 10.0
 
-        limits.configure({"max_line_bytes": 4096})
+        amend(limits={"max_line_bytes": 4096})
         assert not scoring_pool.pool_running(2)
         assert scoring_pool.ResultScorer("v4.1", V41_RULES, 2, small=True).pool is None
         replaced = scoring_pool.ResultScorer("v4.1", V41_RULES, 2)

@@ -8,6 +8,7 @@ import pytest
 
 from pipelines import cli
 from pipelines.lib.io import limits
+from pipelines.lib.io.context import amend
 from pipelines.settings import SETTINGS, URLS, load_settings
 
 
@@ -37,10 +38,10 @@ def test_every_limit_refuses_what_it_cannot_bound_naming_its_variable_and_range(
 
 def test_a_count_is_whole_and_a_limit_installed_by_a_worker_is_checked_too():
     with pytest.raises(ValueError, match="MLPERF_MAX_PARSE_WORKERS must be a whole number from 1 to 1,024, not 0.5"):
-        limits.configure({"max_parse_workers": 0.5})
+        amend(limits={"max_parse_workers": 0.5})
     with pytest.raises(ValueError, match="MLPERF_QUERY_TIMEOUT_SECONDS must be a number of seconds above 0"):
-        limits.configure({"query_timeout_seconds": float("inf")})
-    limits.configure({"max_parse_workers": 2.0, "query_timeout_seconds": 0.25})
+        amend(limits={"query_timeout_seconds": float("inf")})
+    amend(limits={"max_parse_workers": 2.0, "query_timeout_seconds": 0.25})
     assert limits.limit("max_parse_workers") == 2
 
 

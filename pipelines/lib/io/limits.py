@@ -1,13 +1,13 @@
 """Resource limits for untrusted input: each one defined here, once (name, default, what it bounds).
 
-The values in force are the process's: `configure` installs them (the settings layer, `pipelines/settings.py`,
-reads them from `MLPERF_<NAME>` once and passes them here; parse workers get them from their parent), and
-`limit`/`share` read them. This module reads no environment.
+The values in force are the active run context's (`context.py`: the settings layer, `pipelines/settings.py`, reads
+them from `MLPERF_<NAME>` once and builds it; parse workers get their parent's), and `limit`/`share` read them.
+This module reads no environment.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from pipelines.lib.io import context
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 ENV_PREFIX = "MLPERF_"  # every setting's environment variable is ENV_PREFIX + its name in capitals
@@ -45,7 +45,6 @@ LIMITS: dict[str, tuple[float, str]] = {
     "max_shrink": (0.25, "share of a round's counted results that may vanish against the published build"),
 }
 SHARES = frozenset({"max_shrink"})  # a share between 0 and 1, not a size: read with `share`
-_values: dict[str, float] = {}
 
 # The values each limit accepts: (lowest, highest, whole). Above the highest a limit no longer bounds anything
 # (1e400 reads as infinity; `int()` of it fails far from the setting), and a count must be whole (a worker count
@@ -111,22 +110,10 @@ def variable(name: str) -> str:
     return ENV_PREFIX + name.upper()
 
 
-def configure(values: Mapping[str, float]) -> None:
-    """Install the limits in force in this process (unnamed ones keep their defaults)."""
-    checked = {name: check(name, float(value)) for name, value in values.items()}
-    _values.clear()
-    _values.update(checked)
-
-
-def current() -> dict[str, float]:
-    """The limits set by `configure` (for a worker process to install the same)."""
-    return dict(_values)
-
-
 def _value(name: str) -> float:
     if name not in LIMITS:
         raise KeyError(f"no limit named {name!r}")
-    return _values.get(name, LIMITS[name][0])
+    return context.current().limits.get(name, LIMITS[name][0])
 
 
 def limit(name: str) -> int | float:

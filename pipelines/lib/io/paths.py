@@ -4,22 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipelines.lib.io.context import current
+
 # Relative to the current directory: a checkout gets its git-ignored warehouse/, an installed copy the
 # directory it runs in; never a folder inside site-packages.
 DEFAULT_WAREHOUSE_DIR = Path("warehouse")
-_configured: Path | None = None
-
-
-def configure_warehouse_dir(directory: Path | str | None) -> None:
-    """Install this process's warehouse directory (the settings layer does, from `MLPERF_WAREHOUSE_DIR` or
-    `--warehouse-dir`); None: the default."""
-    global _configured
-    _configured = Path(directory).resolve() if directory else None
 
 
 def warehouse_dir() -> Path:
-    """The warehouse directory: the configured one, else `./warehouse` under the current directory."""
-    return _configured or DEFAULT_WAREHOUSE_DIR.resolve()
+    """The warehouse directory: the active run context's (the settings layer's, from `MLPERF_WAREHOUSE_DIR` or
+    `--warehouse-dir`), else `./warehouse` under the current directory."""
+    return current().warehouse_dir or DEFAULT_WAREHOUSE_DIR.resolve()
 
 
 def published_db(base: Path | None = None) -> Path:

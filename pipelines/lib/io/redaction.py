@@ -1,9 +1,10 @@
 """Keep configured secrets out of every message, state file, metadata value and log line.
 
-The secrets are the values registered with `register_secret`: the settings layer registers every secret
-setting (`MLPERF_GCP_API_KEY`, `MLPERF_GITHUB_TOKEN`) and the credentials of every configured URL
-(`https://user:password@mirror/...`) when it loads, resources a key given as a field. `redact` replaces each
-one, plain or URL-encoded, with `[REDACTED]`, and the user information of any URL (`scheme://user:password@`),
+The secrets are those of the active run context (`context.py`): the settings layer puts every secret setting
+(`MLPERF_GCP_API_KEY`, `MLPERF_GITHUB_TOKEN`) and the credentials of every configured URL
+(`https://user:password@mirror/...`) in it; code that meets another at run time (a key a resource was given, a URL
+template given as a flag) adds it with `register_secret` / `register_url_credentials`. `redact` replaces each one,
+plain or URL-encoded, with `[REDACTED]`, and the user information of any URL (`scheme://user:password@`),
 registered or not, so a URL with credentials is shown as `scheme://REDACTED@host/...` wherever it goes.
 """
 
@@ -13,12 +14,13 @@ import json
 import re
 from urllib.parse import quote, quote_plus, unquote, urlsplit
 
+from pipelines.lib.io.context import add_secrets, current
+
 MASK = "[REDACTED]"
 # A URL's masked user information: still a valid URL (brackets would read as an IPv6 host), so a record that keeps
 # it can be parsed as one; it authenticates nowhere.
 USERINFO_MASK = "REDACTED"
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
-_registered: set[str] = set()
 # The user information of a URL: after `://`, up to the `@` before the host (no `/`, `?`, `#` between). Anchored
 # on the literal `://` (not the scheme's letters): a 100 MB response body is scanned in a fraction of a second.
 _USERINFO = re.compile(r"(://)([^\s/?#@\"'<>\\]+)@")
@@ -26,27 +28,34 @@ _USERINFO_BYTES = re.compile(_USERINFO.pattern.encode())
 
 
 def register_secret(value: str | None) -> None:
+    """Add a secret met at run time to the active context (see context.add_secrets)."""
     if value and len(value) >= MIN_SECRET_LENGTH:
-        _registered.add(value)
+        add_secrets([value])
 
 
-def register_url_credentials(url: str | None) -> None:
-    """Register the password of a URL with user information (or its user name, when it is a token given
-    alone: `https://TOKEN@host`), as typed and decoded. The URL itself keeps them: a download uses them."""
+def url_credentials(url: str | None) -> set[str]:
+    """The password of a URL with user information (or its user name, when it is a token given alone:
+    `https://TOKEN@host`), as typed and decoded: the secrets of that URL."""
     if not url or "@" not in url:
-        return
+        return set()
     try:
         parts = urlsplit(url)
         username, password = parts.username, parts.password
     except ValueError:  # not a URL (a port that is no number, ...): its user information is masked by redact
-        return
-    for value in ([password] if password else [username]) if (username or password) else []:
-        register_secret(value)
-        register_secret(unquote(value))
+        return set()
+    secret = password or username
+    return {secret, unquote(secret)} if secret else set()
+
+
+def register_url_credentials(url: str | None) -> None:
+    """Add the secrets of a URL (`url_credentials`) to the active context. The URL itself keeps them: a download
+    uses them."""
+    add_secrets(value for value in url_credentials(url) if len(value) >= MIN_SECRET_LENGTH)
 
 
 def configured_secrets() -> list[str]:
-    values = _registered
+    """The active context's secrets in every form they may take in a text, longest first."""
+    values = current().secrets
     forms = set()
     for value in values:
         if len(value) >= MIN_SECRET_LENGTH:

@@ -17,7 +17,7 @@ from concurrent.futures import TimeoutError as FuturesTimeout
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from pipelines.lib.io import limits
+from pipelines.lib.io.context import RunContext, activate, current
 from pipelines.lib.io.limits import limit
 from pipelines.lib.mlperf import rule_interpreter, rule_language
 from pipelines.lib.mlperf.rejections import RoundRejected, ScoringDeadline
@@ -65,9 +65,9 @@ def _score_worker_batch(batch: list[tuple[str, bytes]], round_key: str, round_bl
 
 # One pool per refresh process, started by the first round that needs it and kept for the next ones
 # (starting workers costs more than scoring a small round: an archive under SMALL_ARCHIVE_BYTES is scored in
-# the refresh's own process unless the pool is already running). Its workers hold the limits of when it started:
-# a pool of other limits (a later in-process refresh configured differently) is replaced.
-_POOL: tuple[tuple, ProcessPoolExecutor] | None = None  # ((owner pid, workers, limits), pool)
+# the refresh's own process unless the pool is already running). Its workers hold the run context of when it
+# started: a pool of another context (a later in-process refresh configured differently) is replaced.
+_POOL: tuple[tuple, ProcessPoolExecutor] | None = None  # ((owner pid, workers, run context), pool)
 
 
 _ROUND_KEYS = itertools.count()
@@ -81,11 +81,11 @@ def small_archive(path: Path) -> bool:
 
 
 def _pool_key(workers: int) -> tuple:
-    return os.getpid(), workers, tuple(sorted(limits.current().items()))
+    return os.getpid(), workers, current()
 
 
 def pool_running(workers: int) -> bool:
-    """Whether this process already has a scoring pool of `workers` with today's limits."""
+    """Whether this process already has a scoring pool of `workers` started under the active run context."""
     return _POOL is not None and _POOL[0] == _pool_key(workers)
 
 
@@ -104,7 +104,7 @@ def _shared_pool(workers: int) -> ProcessPoolExecutor:
     ctx.set_forkserver_preload([__name__])
     # Workers exit when this process dies, not minutes later when their batch is done.
     pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker,
-                               initargs=(os.getpid(), limits.current()))
+                               initargs=(os.getpid(), current()))
     _POOL = (_pool_key(workers), pool)
     return pool
 
@@ -132,9 +132,9 @@ def shutdown_pool() -> None:
     _POOL = None
 
 
-def _start_worker(refresh_pid: int, limit_values: dict[str, float]) -> None:
-    """A scoring process: the refresh's limits in force, and gone when the refresh is."""
-    limits.configure(limit_values)
+def _start_worker(refresh_pid: int, context: RunContext) -> None:
+    """A scoring process: the refresh's run context active (its limits, its secrets), and gone when the refresh is."""
+    activate(context)
     die_with_parent(refresh_pid)
 
 

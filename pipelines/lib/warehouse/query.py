@@ -130,7 +130,7 @@ def connect_readonly(path: Path | None = None, *, sandbox: bool = False,
 def connect_published(base: Path | None = None, *, sandbox: bool = False,
                       memory_bytes: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to what is published: the team catalog's newest snapshot when one is configured
-    (`team.configure`, from MLPERF_CATALOG), else the published file of the warehouse at `base`. Every reader
+    (`team.team_catalog()`, from MLPERF_CATALOG), else the published file of the warehouse at `base`. Every reader
     (query, report, site, export, compare, prices, the outputs' assets and checks) opens the warehouse here."""
     from pipelines.lib.warehouse.team import team_catalog
 

@@ -1,6 +1,7 @@
 """Team mode's configuration: the DuckLake catalog a refresh publishes into and readers read, and the PostgreSQL
-mirror for BI tools. The settings layer installs both for the process (`configure`), as it installs the warehouse
-folder; `pipelines/lib` never reads the environment. Unset (the default): the local file is the warehouse."""
+mirror for BI tools. Both are the active run context's (`lib/io/context.py`, built by the settings layer), as the
+warehouse folder is; `pipelines/lib` never reads the environment. Unset (the default): the local file is the
+warehouse."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
+from pipelines.lib.io.context import current
 from pipelines.lib.io.redaction import redact_url
 
 KEEP_SNAPSHOTS = 5  # published snapshots kept for rollback, as the local warehouse keeps five builds
@@ -148,22 +150,12 @@ def team_catalog_of(url: str | None, data_path: str | None, s3: S3Access,
     return TeamCatalog(url, data_path, s3 if on_s3 or (given_s3 and not data_path) else None, extensions=extensions)
 
 
-_catalog: TeamCatalog | None = None
-_mirror: BiMirror | None = None
-
-
-def configure(catalog: TeamCatalog | None, mirror: BiMirror | None = None) -> None:
-    """Install this process's team catalog and BI mirror (the settings layer does; None: unset)."""
-    global _catalog, _mirror
-    _catalog, _mirror = catalog, mirror
-
-
 def team_catalog() -> TeamCatalog | None:
-    return _catalog
+    return current().team_catalog
 
 
 def bi_mirror() -> BiMirror | None:
-    return _mirror
+    return current().bi_mirror
 
 
 def local_sqlalchemy_url(published: Path) -> str:
