@@ -58,7 +58,7 @@ def _rebuilt(values: dict[str, Any]) -> RunContext:
 
 
 _active = RunContext()
-_changing = threading.Lock()  # an addition made by one thread never drops another's
+_changing = threading.RLock()  # a change made by one thread never drops another's
 
 
 class activate:  # noqa: N801 - used as a function: `activate(context)`, or `with activate(context):`
@@ -86,7 +86,8 @@ def current() -> RunContext:
 def amend(**changes: Any) -> activate:
     """Activate the active context with these fields changed (`amend(limits={...})`); as `activate`, a context
     manager that restores the one before."""
-    return activate(dataclasses.replace(_active, **changes))
+    with _changing:
+        return activate(dataclasses.replace(_active, **changes))
 
 
 def add_secrets(values: Iterable[str]) -> None:
