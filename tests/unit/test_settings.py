@@ -11,6 +11,7 @@ import pytest
 from pipelines.lib.io import limits
 from pipelines.lib.io.paths import warehouse_dir
 from pipelines.lib.io.redaction import redact
+from pipelines.lib.mlperf.suites import TRAINING
 from pipelines.settings import SETTINGS, apply, load_settings
 from support.paths import PROJECT_ROOT
 
@@ -43,15 +44,15 @@ def test_settings_are_typed_read_once_and_applied(monkeypatch, tmp_path):
     monkeypatch.setenv("MLPERF_MAX_JSON_DEPTH", "64")
     monkeypatch.setenv("MLPERF_GITHUB_TOKEN", "ghp_secretvalue123")
     settings = load_settings()
-    assert settings.rounds == ["v4.1", "v5.0"] and settings.max_json_depth == 64
+    assert settings.sources.suite(TRAINING).rounds == ["v4.1", "v5.0"] and settings.limits.max_json_depth == 64
     assert "ghp_secretvalue123" not in repr(settings) and "ghp_secretvalue123" not in str(settings.fingerprint())
     assert settings.fingerprint()["github_token"] == "set"
     monkeypatch.setenv("MLPERF_MAX_JSON_DEPTH", "128")  # read once: the object does not change
-    assert settings.max_json_depth == 64
+    assert settings.limits.max_json_depth == 64
     apply(settings)
     assert warehouse_dir() == tmp_path / "w" and limits.limit("max_json_depth") == 64
     assert redact("token ghp_secretvalue123 leaked") == "token [REDACTED] leaked"
-    assert load_settings(warehouse_dir=tmp_path / "flag").warehouse_dir == tmp_path / "flag"  # a flag wins
+    assert load_settings(warehouse_dir=tmp_path / "flag").paths.warehouse_dir == tmp_path / "flag"  # a flag wins
 
 
 @pytest.mark.parametrize("variable, value, says", [
@@ -84,9 +85,9 @@ def test_variable_names_in_any_case_empty_ones_unset_unknown_ones_ignored(monkey
     monkeypatch.setenv("MLPERF_NOT_A_SETTING", "anything")
     monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", "from-env")
     settings = load_settings(warehouse_dir=None)
-    assert settings.max_json_depth == 48
-    assert settings.rounds == SETTINGS["rounds"].default
-    assert settings.warehouse_dir == Path("from-env")
+    assert settings.limits.max_json_depth == 48
+    assert settings.sources.suite(TRAINING).rounds == SETTINGS["rounds"].default == list(TRAINING.default_rounds)
+    assert settings.paths.warehouse_dir == Path("from-env")
     with pytest.raises(ValueError, match="MLPERF_NOT_A_FIELD: no such setting"):  # a misspelt flag in code fails
         load_settings(not_a_field=1)
 
@@ -99,14 +100,16 @@ def test_values_are_read_into_their_types(monkeypatch):
     monkeypatch.setenv("MLPERF_SUITES", "Training,HPC")
     monkeypatch.setenv("MLPERF_GCP_API_KEY", "AIzaSecret")
     settings = load_settings(rounds=["4.1"])
-    assert settings.accept_shrink is True and settings.debug is False
-    assert settings.electricity_usd_per_kwh == 0.12 and settings.build_parameters().electricity_usd_per_kwh == 0.12
-    assert settings.trust_rules_refs == ["a", "b"] and settings.suites == ["training", "hpc"]
-    assert settings.rounds == ["v4.1"] and isinstance(settings.warehouse_dir, Path)
-    assert settings.gcp_api_key.get_secret_value() == "AIzaSecret"
-    assert "AIzaSecret" not in repr(settings) and "AIzaSecret" not in str(settings.gcp_api_key)
+    assert settings.sources.accept_shrink is True and settings.debug is False
+    assert settings.build.electricity_usd_per_kwh == 0.12 and settings.build_parameters().electricity_usd_per_kwh == 0.12
+    assert settings.sources.trust_rules_refs == ["a", "b"] and settings.sources.suites == ["training", "hpc"]
+    assert settings.sources.suite(TRAINING).rounds == ["v4.1"] and isinstance(settings.paths.warehouse_dir, Path)
+    assert settings.secrets.gcp_api_key.get_secret_value() == "AIzaSecret"
+    assert "AIzaSecret" not in repr(settings) and "AIzaSecret" not in str(settings.secrets.gcp_api_key)
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.debug = True
+    with pytest.raises(dataclasses.FrozenInstanceError):  # each group is frozen too
+        settings.sources.accept_shrink = False
 
 
 def test_reading_the_settings_imports_no_pydantic():
