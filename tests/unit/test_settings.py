@@ -118,3 +118,53 @@ def test_reading_the_settings_imports_no_pydantic():
     code = "import sys, pipelines.settings as s; s.load_settings(); print('pydantic' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_each_suite_has_its_rounds_and_results_settings_from_the_suite_table():
+    """Each suite of the suite table gives its two settings (variable, default, description), held by
+    `settings.sources.suite(<suite>)`; a flag given for one suite changes that suite's sources alone."""
+    from pipelines.lib.mlperf.suites import SUITES
+    from pipelines.settings import path_of
+
+    settings = load_settings()
+    for name, suite in SUITES.items():
+        rounds, results = SETTINGS[suite.rounds_setting], SETTINGS[suite.results_setting]
+        assert (rounds.default, rounds.description) == (list(suite.default_rounds), suite.rounds_description)
+        assert (results.default, results.description) == (suite.default_results_url_template,
+                                                           suite.results_description)
+        assert path_of(suite.rounds_setting) == f"sources.suite({name}).rounds"
+        assert settings.sources.suite(suite).rounds == settings.sources.suite(name).rounds == list(suite.default_rounds)
+        other = settings.replaced(**{suite.results_setting: f"/mirror/{name}_{{version}}.tgz"})
+        assert other.sources.suite(suite).results_url_template == f"/mirror/{name}_{{version}}.tgz"
+        assert all(other.sources.suite(s) == settings.sources.suite(s) for s in SUITES if s != name)
+    assert settings.sources.suites == [s.name for s in SUITES.values() if s.loaded_by_default]
+    assert sum(s.takes_unlisted_rounds for s in SUITES.values()) == 1  # the one suite an unlisted round goes to
+
+
+def test_every_setting_has_one_place_in_the_nested_settings_and_the_fingerprint_keeps_the_flat_names(monkeypatch):
+    """SETTINGS names each setting's group; every Secret is in `settings.secrets` and nothing else is; the
+    fingerprint a pre-flight manifest records is keyed by the variables' names, as before there were groups."""
+    from pipelines.settings import GROUPS, SECRETS, Secret
+
+    monkeypatch.setenv("MLPERF_GITHUB_TOKEN", "ghp_x")
+    monkeypatch.setenv("MLPERF_HPC_ROUNDS", "v3.0")
+    settings = load_settings()
+    assert all(setting.group in (*GROUPS, "") for setting in SETTINGS.values())
+    assert set(SECRETS) == {name for name, s in SETTINGS.items() if getattr(s.read, "secret", False)}
+    assert settings.secrets.github_token == Secret("ghp_x") and settings.value("github_token") == Secret("ghp_x")
+    assert set(settings.fingerprint()) == set(SETTINGS) - {"debug"}
+    assert settings.fingerprint()["hpc_rounds"] == ["v3.0"] and settings.fingerprint()["github_token"] == "set"
+    for name in SETTINGS:  # one path each: value() finds what the group holds
+        group = getattr(settings, SETTINGS[name].group) if SETTINGS[name].group else settings
+        holder = group.suite(SETTINGS[name].suite) if SETTINGS[name].suite else group
+        assert getattr(holder, SETTINGS[name].field or name) is settings.value(name)
+
+
+def test_replaced_reads_a_flag_as_its_variable_and_keeps_the_rest():
+    settings = load_settings()
+    flagged = settings.replaced(accept_shrink=True, trust_rules_refs=["r1"], rules_url_template=None)
+    assert flagged.sources.accept_shrink is True and flagged.sources.trust_rules_refs == ["r1"]
+    assert flagged.sources.rules_url_template == settings.sources.rules_url_template  # None: not given
+    assert flagged.limits == settings.limits and settings.sources.accept_shrink is False
+    with pytest.raises(ValueError, match="MLPERF_HPC_RESULTS_URL_TEMPLATE"):
+        settings.replaced(hpc_results_url_template="https://mirror.example/static.tgz")
