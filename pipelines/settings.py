@@ -313,7 +313,7 @@ def apply(settings: Settings) -> Settings:
     _team.configure(settings.team_catalog(), settings.bi_mirror_target())
     configure_warehouse_dir(settings.paths.warehouse_dir)
     configure_allowed_hosts(settings.sources.allowed_hosts)
-    for secret in dataclasses.astuple(settings.secrets):
+    for secret in vars(settings.secrets).values():
         if secret is None:
             continue
         if "://" in secret.get_secret_value():  # a database URL: its password is the secret, its host may be shown

@@ -123,9 +123,9 @@ def run(args: argparse.Namespace) -> int:
         from pipelines.defs.resources import results_source_from_settings
 
         github = results_source_from_settings(settings).github()
-        sources = [s for name, suite in SUITES.items() for r in by_suite[name]
+        fetched = [s for name, suite in SUITES.items() for r in by_suite[name]
                    for s in round_sources(r, template[name], rules_template, base, suite, github)]
-        preflight.record(base, request, sources, date.today().isoformat() if not args.no_prices else None)
+        preflight.record(base, request, fetched, date.today().isoformat() if not args.no_prices else None)
     print(redact(summary.render()))
     total = time.perf_counter() - started
     outputs = sum(s.seconds for s in summary.steps if s.name == "outputs")
