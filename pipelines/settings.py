@@ -3,12 +3,12 @@
 Every setting is an `MLPERF_<NAME>` environment variable (any letter case; empty means unset), else its
 default. Each has one place in the settings object, by group: `settings.paths.warehouse_dir`,
 `settings.sources.suite(HPC).rounds`, `settings.limits.max_shrink` (SETTINGS says where: `path_of`).
-`load_settings()` reads them (the environment only: no `.env` file), the CLI's flags override single settings
-(`load_settings(warehouse_dir=...)`, `settings.replaced(rounds=...)`), and `apply()` hands what the plain-function layer
-needs to it: the warehouse folder, the limits, the hosts whose links may be followed and the secrets to
-redact. `pipelines/lib` never reads the environment; Dagster's resources are built from these settings
-when a run starts (`pipelines/defs/resources.py`), the CLI builds the same resources from the settings it
-loaded. The docs' settings page is generated from this module (`settings_reference`).
+`load_settings()` reads them (the environment only: no `.env` file), the CLI's flags override single
+settings (`load_settings(warehouse_dir=...)`, `settings.replaced(rounds=...)`), and `apply()` hands what the
+plain-function layer needs to it: the warehouse folder, the limits, the hosts whose links may be followed and
+the secrets to redact. `pipelines/lib` never reads the environment; Dagster's resources are built from these
+settings when a run starts (`pipelines/defs/resources.py`), the CLI builds the same resources from the settings
+it loaded. The docs' settings page is generated from this module (`settings_reference`).
 """
 
 from __future__ import annotations
