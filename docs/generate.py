@@ -20,11 +20,15 @@ SETTINGS_INTRO = """\
 # Settings and limits
 
 Every setting is an environment variable, read once when a command or a Dagster run starts
-(`pipelines/settings.py`, a typed settings object); a command's flags win over it (`--warehouse-dir`,
-`--results-url-template`, `--rules-url-template`, `--accept-shrink`, `--trust-rules-ref`, `query
---timeout` and `--memory-limit`). A value that is not valid stops the command with one line naming the
-variable. Numbers accept `1e9` and `1_000_000`; lists are comma-separated. Dagster run config cannot
-change any of them: a run launched from the UI uses the operator's settings.
+(`pipelines/settings.py`, a typed settings object in groups: `settings.paths`, `settings.sources` with each
+suite's rounds and results archive, `settings.prices`, `settings.build`, `settings.team`, `settings.secrets`,
+`settings.limits`; the second column says where). A command's flags win over it (`--warehouse-dir`, the
+refresh's `--rounds`, `--suites`, `--results-url-template` and each suite's `--<suite>-results-url-template`,
+`--rules-url-template`, `--accept-shrink`, `--trust-rules-ref`, `query --timeout` and `--memory-limit`).
+Each suite's two settings come from the suite table (`pipelines/lib/mlperf/suites.py`). A value that is not
+valid stops the command with one line naming the variable. Numbers accept `1e9` and `1_000_000`; lists are
+comma-separated. Dagster run config cannot change any of them: a run launched from the UI uses the operator's
+settings.
 
 What each limit protects against, and what happens over it, is on [Operating](operating.md#limits-and-safety).
 This page is generated from the settings object by `python docs/generate.py`.

@@ -4,7 +4,7 @@ README's limits table from them; a test holds both current)."""
 from __future__ import annotations
 
 from pipelines.lib.io import limits
-from pipelines.settings import SETTINGS
+from pipelines.settings import SETTINGS, path_of
 
 
 def _shown(name: str, value: object) -> str:
@@ -23,11 +23,13 @@ def _shown(name: str, value: object) -> str:
 
 
 def settings_reference() -> str:
-    """Markdown table of every setting: variable, default, what it does, what it accepts (docs/pages/settings.md)."""
-    lines = ["| variable | default | what it sets | accepted |", "|---|---|---|---|"]
+    """Markdown table of every setting: variable, where the settings object holds it, default, what it does, what it
+    accepts (docs/pages/settings.md)."""
+    lines = ["| variable | in the settings | default | what it sets | accepted |", "|---|---|---|---|---|"]
     for name, setting in SETTINGS.items():
         default = _shown(name, setting.default)
-        lines.append(f"| `{limits.variable(name)}` | `{default}` | {setting.description} | {setting.read.accepted} |")
+        lines.append(f"| `{limits.variable(name)}` | `{path_of(name)}` | `{default}` | {setting.description} | "
+                     f"{setting.read.accepted} |")
     return "\n".join(lines) + "\n"
 
 

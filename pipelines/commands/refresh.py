@@ -33,8 +33,8 @@ def register(subparsers) -> None:
     p.add_argument("--rounds", metavar="V,V", help="comma-separated rounds, e.g. v4.1,v5.0 (default: MLPERF_ROUNDS "
                    "and MLPERF_HPC_ROUNDS, else every known round). Without --suites, a round goes to each suite "
                    "whose configured rounds list it (to Training when none does)")
-    p.add_argument("--suites", metavar="S,S", help="comma-separated suites: training, hpc, inference (default: "
-                   "MLPERF_SUITES, else training,hpc)")
+    p.add_argument("--suites", metavar="S,S", help=f"comma-separated suites: {', '.join(SUITES)} (default: "
+                   f"MLPERF_SUITES, else {','.join(s.name for s in SUITES.values() if s.loaded_by_default)})")
     for suite in SUITES.values():  # --results-url-template (Training), --hpc-results-url-template, ...
         p.add_argument(suite.results_flag, metavar="URL", type=template_flag("{version}", f"{suite.label} results"),
                        help=f"where MLPerf {suite.label} archives are: a URL with {{version}}; http(s), file:// or a "
@@ -76,32 +76,32 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.lib.mlperf.rules import rules_url_template
     from pipelines.lib.warehouse import preflight
 
-    settings = args.settings
+    configured = args.settings  # the environment's: what the pre-flight's fingerprint records
     try:
-        by_suite = rounds_by_suite(args, settings)
+        by_suite = rounds_by_suite(args, configured)
     except ValueError as exc:
         print(f"error: {exc}")
         return 2
     started = time.perf_counter()
     base = warehouse_dir()
     if not args.rounds:
-        by_suite, note = with_listed_rounds(by_suite, settings, base)
+        by_suite, note = with_listed_rounds(by_suite, configured, base)
         if note:  # beside the progress lines: what the refresh does, not its outcome
             from pipelines.lib.warehouse.summary import readable_error
 
             print(f"rounds: {readable_error(note)}", file=sys.stderr)
-    # each suite's results archives: its option (made from SUITES in register), else its setting
-    template = {name: results_url_template(getattr(args, suite.results_setting) or getattr(settings, suite.results_setting))
-                for name, suite in SUITES.items()}
-    results_template, hpc_template, inference_template = template["training"], template["hpc"], template["inference"]
-    rounds, hpc_rounds, inference_rounds = by_suite["training"], by_suite["hpc"], by_suite["inference"]
-    rules_template = rules_url_template(args.rules_url_template or settings.rules_url_template)
-    # recorded in the pre-flight manifest, as every record, without a URL's credentials (compared as recorded)
-    request = preflight.request_key(rounds, redact(results_template), redact(rules_template), prices=not args.no_prices,
-                                    settings=settings.fingerprint())
+    settings = with_flags(configured, args, by_suite)
+    sources = settings.sources
+    template = {name: results_url_template(sources.suite(name).results_url_template) for name in SUITES}
+    rules_template = rules_url_template(sources.rules_url_template)
+    # recorded in the pre-flight manifest, as every record, without a URL's credentials (compared as recorded):
+    # the suite that takes unlisted rounds at the top (as before there were suites), each other one by its name
+    first = next(suite for suite in SUITES.values() if suite.takes_unlisted_rounds)
+    request = preflight.request_key(by_suite[first.name], redact(template[first.name]), redact(rules_template),
+                                    prices=not args.no_prices, settings=configured.fingerprint())
     request["trusted_rules_refs"] = sorted(set(args.trust_rules_ref))
-    request["hpc"] = {"rounds": hpc_rounds, "results_template": redact(hpc_template)}
-    request["inference"] = {"rounds": inference_rounds, "results_template": redact(inference_template)}
+    request |= {name: {"rounds": by_suite[name], "results_template": redact(template[name])}
+                for name in SUITES if name != first.name}
     if not (args.full or args.accept_shrink) and _nothing_changed(base, request):
         print(f"nothing changed since the last complete refresh: every source unchanged upstream, "
               f"no Dagster run started (--full runs every job anyway)\n  {base / 'mlperf.duckdb'}")
@@ -117,21 +117,15 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.runner.jobs import refresh
 
     # the rounds' scoring processes end with the refresh, not at interpreter exit
-    with ScoringPool(), Progress(len(rounds) + len(hpc_rounds) + len(inference_rounds), base / "raw",
-                                 settings.debug) as progress:
-        summary = refresh(rounds, settings, url_template=results_template, rules_template=rules_template,
-                          hpc_rounds=hpc_rounds, hpc_url_template=hpc_template,
-                          inference_rounds=inference_rounds, inference_url_template=inference_template,
-                          accept_shrink=args.accept_shrink, prices=not args.no_prices,
-                          trusted_rules_refs=tuple(sorted(set(args.trust_rules_ref))),
-                          progress=lambda msg: progress.message(redact(msg)))
+    with ScoringPool(), Progress(sum(map(len, by_suite.values())), base / "raw", settings.debug) as progress:
+        summary = refresh(settings, prices=not args.no_prices, progress=lambda msg: progress.message(redact(msg)))
     if summary.ok:  # the next refresh may skip Dagster if nothing changes meanwhile
         from pipelines.defs.resources import results_source_from_settings
 
         github = results_source_from_settings(settings).github()
-        sources = [s for name, suite in SUITES.items() for r in by_suite[name]
+        fetched = [s for name, suite in SUITES.items() for r in by_suite[name]
                    for s in round_sources(r, template[name], rules_template, base, suite, github)]
-        preflight.record(base, request, sources, date.today().isoformat() if not args.no_prices else None)
+        preflight.record(base, request, fetched, date.today().isoformat() if not args.no_prices else None)
     print(redact(summary.render()))
     total = time.perf_counter() - started
     outputs = sum(s.seconds for s in summary.steps if s.name == "outputs")
@@ -141,26 +135,43 @@ def run(args: argparse.Namespace) -> int:
 
 
 def rounds_by_suite(args: argparse.Namespace, settings) -> dict[str, list[str]]:
-    """Each suite's rounds of this refresh (training, hpc, inference; empty for a suite not picked).
-    `--suites` picks the suites (default: the `suites` setting, training and hpc); `--rounds` the rounds of
-    each picked suite. Given rounds without `--suites` go to each suite whose configured rounds list them, to
-    Training when none does (a round nobody lists yet)."""
+    """Each suite's rounds of this refresh, by suite name (empty for a suite not picked).
+    `--suites` picks the suites (default: the `suites` setting); `--rounds` the rounds of each picked suite.
+    Given rounds without `--suites` go to each suite whose configured rounds list them; a round no other suite
+    lists goes to the suite that takes unlisted rounds (`Suite.takes_unlisted_rounds`: Training)."""
     from pipelines.commands import parse_rounds
 
     suites = ([suite_named(s).name for s in args.suites.split(",") if s.strip()] if args.suites
-              else list(settings.suites))
+              else list(settings.sources.suites))
     if not suites:
-        raise ValueError("--suites names no suite (training, hpc, inference)")
-    configured = {name: list(getattr(settings, suite.rounds_setting)) for name, suite in SUITES.items()}
+        raise ValueError(f"--suites names no suite ({', '.join(SUITES)})")
+    configured = {name: list(settings.sources.suite(name).rounds) for name in SUITES}
     if not args.rounds:
         return {s: (configured[s] if s in suites else []) for s in configured}
     given = parse_rounds(args.rounds)
     if args.suites:
         return {s: (given if s in suites else []) for s in configured}
-    picked = {s: [r for r in given if s in suites and r in configured[s]] for s in ("hpc", "inference")}
-    claimed = set(picked["hpc"]) | set(picked["inference"])
-    picked["training"] = [r for r in given if "training" in suites and (r in configured["training"] or r not in claimed)]
-    return picked
+    picked = {name: [r for r in given if name in suites and r in configured[name]]
+              for name, suite in SUITES.items() if not suite.takes_unlisted_rounds}
+    claimed = {r for rounds in picked.values() for r in rounds}
+    for name, suite in SUITES.items():
+        if suite.takes_unlisted_rounds:
+            picked[name] = [r for r in given if name in suites and (r in configured[name] or r not in claimed)]
+    return {name: picked[name] for name in SUITES}
+
+
+def with_flags(settings, args: argparse.Namespace, by_suite: dict[str, list[str]]):
+    """The settings of this refresh: the operator's with the refresh's flags applied, once. Each suite's rounds
+    are this refresh's (`by_suite`), its results URL template its flag's where given (made from SUITES in
+    `register`); the trusted rules refs are the setting's and the flags'."""
+    sources = settings.sources
+    return settings.replaced(
+        suites=[name for name in SUITES if by_suite[name]],
+        **{suite.rounds_setting: by_suite[name] for name, suite in SUITES.items()},
+        **{suite.results_setting: getattr(args, suite.results_setting) for suite in SUITES.values()},
+        rules_url_template=args.rules_url_template,
+        trust_rules_refs=sorted(set(sources.trust_rules_refs) | set(args.trust_rules_ref)),
+        accept_shrink=args.accept_shrink or sources.accept_shrink)
 
 
 def with_listed_rounds(by_suite: dict[str, list[str]], settings, base) -> tuple[dict[str, list[str]], str]:
@@ -170,14 +181,12 @@ def with_listed_rounds(by_suite: dict[str, list[str]], settings, base) -> tuple[
     nothing could be."""
     from pipelines.lib.mlperf.discovery import listed_rounds
     from pipelines.lib.mlperf.rounds import round_sort_key
-    from pipelines.settings import SETTINGS
-
     defaults = [name for name, suite in SUITES.items()
-                if by_suite[name] and list(getattr(settings, suite.rounds_setting)) == SETTINGS[suite.rounds_setting].default]
+                if by_suite[name] and list(settings.sources.suite(name).rounds) == list(suite.default_rounds)]
     if not defaults:
         return by_suite, ""
-    token = settings.github_token.get_secret_value() if settings.github_token else None
-    listed, problem = listed_rounds(base, api_url=settings.github_api_url, token=token)
+    token = settings.secrets.github_token.get_secret_value() if settings.secrets.github_token else None
+    listed, problem = listed_rounds(base, api_url=settings.sources.github_api_url, token=token)
     added = []
     for name in defaults:
         suite = SUITES[name]

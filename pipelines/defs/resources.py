@@ -3,13 +3,8 @@ import dagster as dg
 from pipelines.lib.mlperf.rounds import results_url_template
 from pipelines.lib.mlperf.rules import rules_url_template
 from pipelines.lib.mlperf.stage import DEFAULT_MAX_SHRINK
-from pipelines.lib.reference.sources import (
-    DEFAULT_GITHUB_API_URL,
-    DEFAULT_HPC_RESULTS_URL_TEMPLATE,
-    DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
-    DEFAULT_RESULTS_URL_TEMPLATE,
-    DEFAULT_RULES_URL_TEMPLATE,
-)
+from pipelines.lib.mlperf.suites import SUITES
+from pipelines.lib.reference.sources import DEFAULT_GITHUB_API_URL, DEFAULT_RULES_URL_TEMPLATE
 from pipelines.lib.warehouse.parameters import DEFAULT_PUE
 from pipelines.settings import Settings, apply, load_settings
 
@@ -34,11 +29,9 @@ class Downloads(dg.ConfigurableResource):
 
 class MlperfResultsSource(Downloads):
     """Where round archives come from: a URL template with `{version}` (http(s), file:// or a path) per
-    suite (Training, HPC), and the `mlcommons/logging` archive of the rules each round was scored with (`{ref}`)."""
+    suite (by suite name), and the `mlcommons/logging` archive of the rules each round was scored with (`{ref}`)."""
 
-    url_template: str = DEFAULT_RESULTS_URL_TEMPLATE
-    hpc_url_template: str = DEFAULT_HPC_RESULTS_URL_TEMPLATE
-    inference_url_template: str = DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE
+    url_templates: dict[str, str] = {name: suite.default_results_url_template for name, suite in SUITES.items()}
     rules_url_template: str = DEFAULT_RULES_URL_TEMPLATE
     # A round whose results that count shrink by more than this share is refused (previous data kept).
     max_shrink: float = DEFAULT_MAX_SHRINK
@@ -56,12 +49,12 @@ class MlperfResultsSource(Downloads):
         kept in the resource's configuration."""
         from pipelines.lib.mlperf.rules_releases import GitHubSource
 
-        token = load_settings().github_token
+        token = load_settings().secrets.github_token
         return GitHubSource(self.github_api_url, token.get_secret_value() if token is not None else None)
 
     def template_for(self, suite) -> str:
         """The results URL template of a suite (`pipelines.lib.mlperf.suites`)."""
-        return {"hpc": self.hpc_url_template, "inference": self.inference_url_template}.get(suite.name, self.url_template)
+        return self.url_templates[suite.name]
 
     def policy(self, suite=None):
         """Retries and limits of a download; a suite's results archive has its own size limit
@@ -87,7 +80,7 @@ class BuildAssumptions(dg.ConfigurableResource):
 
 def build_assumptions_from_settings(settings: Settings | None = None) -> BuildAssumptions:
     settings = settings or load_settings()
-    return BuildAssumptions(electricity_usd_per_kwh=settings.electricity_usd_per_kwh, pue=settings.pue)
+    return BuildAssumptions(electricity_usd_per_kwh=settings.build.electricity_usd_per_kwh, pue=settings.build.pue)
 
 
 class WarehouseLocation(dg.ConfigurableResource):
@@ -103,25 +96,22 @@ class WarehouseLocation(dg.ConfigurableResource):
         return Path(self.directory).resolve() if self.directory else warehouse_dir()
 
 
-def results_source_from_settings(settings: Settings | None = None, *, url_template: str | None = None,
-                                 rules_template: str | None = None, accept_shrink: bool | None = None,
-                                 trusted_rules_refs: list[str] | None = None, hpc_url_template: str | None = None,
-                                 inference_url_template: str | None = None, **overrides) -> MlperfResultsSource:
-    """MlperfResultsSource from the settings (default: loaded now); the CLI's flags add to or win over them."""
+def results_source_from_settings(settings: Settings | None = None, *,
+                                 backoff_seconds: float = 1.0) -> MlperfResultsSource:
+    """MlperfResultsSource from the settings (default: loaded now; the CLI's carry its flags); `backoff_seconds`
+    is the first retry's wait (tests shorten it)."""
     settings = settings or load_settings()
+    sources = settings.sources
     return MlperfResultsSource(
-        url_template=results_url_template(url_template or settings.results_url_template),
-        hpc_url_template=results_url_template(hpc_url_template or settings.hpc_results_url_template),
-        inference_url_template=results_url_template(inference_url_template or settings.inference_results_url_template),
-        rules_url_template=rules_url_template(rules_template or settings.rules_url_template),
-        max_shrink=settings.max_shrink,
-        accept_shrink=settings.accept_shrink if accept_shrink is None else accept_shrink,
-        trusted_rules_refs=sorted(set(settings.trust_rules_refs) | set(trusted_rules_refs or ())),
-        rules_default_ref=settings.rules_default_ref, github_api_url=settings.github_api_url, **overrides)
+        url_templates={name: results_url_template(sources.suite(name).results_url_template) for name in SUITES},
+        rules_url_template=rules_url_template(sources.rules_url_template),
+        max_shrink=settings.limits.max_shrink, accept_shrink=sources.accept_shrink,
+        trusted_rules_refs=sorted(set(sources.trust_rules_refs)), rules_default_ref=sources.rules_default_ref,
+        github_api_url=sources.github_api_url, backoff_seconds=backoff_seconds)
 
 
 def warehouse_location_from_settings(settings: Settings | None = None) -> WarehouseLocation:
-    return WarehouseLocation(directory=str((settings or load_settings()).warehouse_dir.resolve()))
+    return WarehouseLocation(directory=str((settings or load_settings()).paths.warehouse_dir.resolve()))
 
 
 def locked(build, description: str) -> dg.ResourceDefinition:
@@ -138,8 +128,7 @@ def locked(build, description: str) -> dg.ResourceDefinition:
 def resources() -> dg.Definitions:
     return dg.Definitions(resources={
         "results_source": locked(results_source_from_settings, "Where round archives and rules archives come from "
-                                 "(MLPERF_RESULTS_URL_TEMPLATE, MLPERF_HPC_RESULTS_URL_TEMPLATE, "
-                                 "MLPERF_INFERENCE_RESULTS_URL_TEMPLATE, "
+                                 f"({', '.join(suite.results_variable for suite in SUITES.values())}, "
                                  "MLPERF_RULES_URL_TEMPLATE), with download limits."),
         "build_assumptions": locked(build_assumptions_from_settings, "What builds assume that no source states: "
                                     "the electricity price and PUE of energy costs (MLPERF_ELECTRICITY_USD_PER_KWH, "

@@ -1,10 +1,10 @@
 """Run a refresh in-process with the definitions' own jobs (operations/jobs.py), on the persistent
-instance that `dg dev` shows: one mlperf_round_job run per Training round, one hpc_round_job run per HPC
-round, one prices_job run for today, one warehouse_job run, then one outputs_job run after a publish.
+instance that `dg dev` shows: one round job run per round of each suite the settings load (mlperf_round_job
+for Training, hpc_round_job for HPC, ...), one prices_job run for today, one warehouse_job run, then one
+outputs_job run after a publish.
 
-The jobs' resources are built by the same functions the definitions use, from the same settings
-(`pipelines/settings.py`); the CLI's flags override single fields of them and are passed to the run as
-resource overrides."""
+The jobs' resources are built by the same functions the definitions use, from the settings given
+(`pipelines/settings.py`; the CLI's carry its flags), and are passed to the runs as resource overrides."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from dataclasses import asdict
 import dagster as dg
 
 from pipelines.lib.io.paths import published_db, warehouse_dir
-from pipelines.lib.mlperf.suites import HPC, INFERENCE, TRAINING, RoundKey, Suite
+from pipelines.lib.mlperf.suites import SUITES, TRAINING, RoundKey, Suite
 from pipelines.lib.staging.files import staged_files
 from pipelines.lib.warehouse.coverage import round_coverage
 from pipelines.lib.warehouse.summary import RefreshSummary, StepOutcome, check_detail
@@ -24,10 +24,11 @@ from pipelines.runner.runs import job_resources, materialized_metadata, run_erro
 from pipelines.settings import Settings, apply, load_settings
 
 
-def refresh(rounds: list[str], settings: Settings | None = None, **kwargs) -> RefreshSummary:
-    """Fetch and stage the Training `rounds` (the HPC rounds of `hpc_rounds=`, and prices), build, check and
-    publish; the outcome is recorded for `status`.
-    `settings`: the operator's (default: read from the environment now), applied to this process."""
+def refresh(settings: Settings | None = None, **kwargs) -> RefreshSummary:
+    """Fetch and stage the rounds of each suite the settings load (`settings.sources.loaded()`) and the prices,
+    build, check and publish; the outcome is recorded for `status`.
+    `settings`: the operator's (default: read from the environment now), applied to this process. The keywords
+    are `_refresh_on`'s: the instance, progress, retry backoff, price sources, prices on or off."""
     from pipelines.lib.io.locking import refresh_lock, remove_stale_files
     from pipelines.lib.warehouse.status import record_refresh_outcome
 
@@ -36,7 +37,7 @@ def refresh(rounds: list[str], settings: Settings | None = None, **kwargs) -> Re
     with refresh_lock(warehouse_dir()), _team_writer():  # a second refresh (here, or on the team catalog) stops
         remove_stale_files(warehouse_dir())
         try:
-            summary = _refresh(rounds, **kwargs)
+            summary = _refresh(**kwargs)
         except BaseException as exc:
             record_refresh_outcome(None, False, f"refresh crashed: {type(exc).__name__}: {exc}")
             raise
@@ -58,43 +59,31 @@ def _team_writer():
     return catalog_lock(catalog.url, "refresh")
 
 
-def _refresh(rounds: list[str], *, instance: dg.DagsterInstance | None = None, **kwargs) -> RefreshSummary:
+def _refresh(*, instance: dg.DagsterInstance | None = None, **kwargs) -> RefreshSummary:
     from pipelines.runner.instance import warehouse_instance
 
     with nullcontext(instance) if instance is not None else warehouse_instance() as active:
-        return _refresh_on(rounds, active, **kwargs)
+        return _refresh_on(active, **kwargs)
 
 
 def _refresh_on(
-    rounds: list[str],
     instance: dg.DagsterInstance,
     *,
     settings: Settings,
-    url_template: str | None = None,
-    rules_template: str | None = None,
-    hpc_rounds: list[str] | tuple[str, ...] = (),
-    hpc_url_template: str | None = None,
-    inference_rounds: list[str] | tuple[str, ...] = (),
-    inference_url_template: str | None = None,
-    accept_shrink: bool = False,
     prices: bool = True,
     progress: Callable[[str], None] = lambda _: None,
     backoff_seconds: float = 1.0,
     price_sources=None,
-    trusted_rules_refs: tuple[str, ...] = (),
 ) -> RefreshSummary:
     from pipelines.defs.rounds.assets import SUITE_ROUNDS
     from pipelines.defs.warehouse.models import warehouse_models
 
-    wanted_by_suite = ((TRAINING, rounds), (HPC, hpc_rounds), (INFERENCE, inference_rounds))
+    wanted_by_suite = settings.sources.loaded()
     for suite, wanted in wanted_by_suite:
         partitions = SUITE_ROUNDS[suite.name].partitions
         instance.add_dynamic_partitions(
             partitions.name, [r for r in wanted if not instance.has_dynamic_partition(partitions.name, r)])
-    resources = job_resources(settings, url_template=url_template, rules_template=rules_template, accept_shrink=accept_shrink,
-                              backoff_seconds=backoff_seconds, price_sources=price_sources,
-                              trusted_rules_refs=trusted_rules_refs, hpc_url_template=hpc_url_template,
-                              inference_url_template=inference_url_template)
+    resources = job_resources(settings, backoff_seconds=backoff_seconds, price_sources=price_sources)
     summary = RefreshSummary()
     steps = [(suite, r) for suite, wanted in wanted_by_suite for r in wanted]
     for index, (suite, round_version) in enumerate(steps, 1):
@@ -123,8 +112,8 @@ def _refresh_on(
     # (the price history says when it was fetched). Everything else is published; the summary names
     # what failed and the refresh exits non-zero. A refresh asked for rounds of which not one has ever
     # loaded (a first refresh, offline) publishes nothing rather than a warehouse without results.
-    if (rounds or hpc_rounds or inference_rounds) and not any(
-            staged_files(s.staged(s.runs_table), warehouse_dir()) for s in (TRAINING, HPC, INFERENCE)):
+    if any(wanted for _, wanted in wanted_by_suite) and not any(
+            staged_files(s.staged(s.runs_table), warehouse_dir()) for s in SUITES.values()):
         progress("no results round has been loaded yet: nothing is published")
         return summary
     progress("building and publishing the warehouse ...")

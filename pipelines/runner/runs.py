@@ -41,11 +41,9 @@ def run_job(name: str, instance: dg.DagsterInstance, resources: dict, partition_
                                         raise_on_error=False, run_config=run_config(debug), tags=CLI_RUN_TAGS)
 
 
-def job_resources(settings: Settings, *, url_template: str | None = None, rules_template: str | None = None,
-                  accept_shrink: bool = False, backoff_seconds: float = 1.0, price_sources=None,
-                  trusted_rules_refs: tuple[str, ...] = (), hpc_url_template: str | None = None,
-                  inference_url_template: str | None = None) -> dict:
-    """The jobs' resources as the definitions build them from `settings`, with the CLI's flags in place."""
+def job_resources(settings: Settings, *, backoff_seconds: float = 1.0, price_sources=None) -> dict:
+    """The jobs' resources as the definitions build them from `settings` (the CLI's carry its flags); tests
+    shorten the retries' `backoff_seconds` or give their own `price_sources`."""
     from pipelines.defs.prices.resources import price_sources_from_settings
     from pipelines.defs.resources import (
         build_assumptions_from_settings,
@@ -54,10 +52,7 @@ def job_resources(settings: Settings, *, url_template: str | None = None, rules_
     )
 
     return {
-        "results_source": results_source_from_settings(
-            settings, url_template=url_template, rules_template=rules_template, accept_shrink=accept_shrink or None,
-            hpc_url_template=hpc_url_template, inference_url_template=inference_url_template,
-            backoff_seconds=backoff_seconds, trusted_rules_refs=list(trusted_rules_refs)),
+        "results_source": results_source_from_settings(settings, backoff_seconds=backoff_seconds),
         "warehouse_location": warehouse_location_from_settings(settings),
         "build_assumptions": build_assumptions_from_settings(settings),
         "price_sources": price_sources or price_sources_from_settings(settings, backoff_seconds=backoff_seconds),

@@ -12,6 +12,7 @@ from pipelines.runner.jobs import refresh
 from support.http_server import Drop, LoopbackServer, Status
 from support.logs import accept_package_rules, make_archive, open_ssd_run, serve_package_rules, system_json
 from support.paths import copy_warehouse
+from support.refresh import refresh_settings
 
 pytestmark = [pytest.mark.slow]
 
@@ -63,8 +64,10 @@ def served(published_once, tmp_path, warehouse):
 
 
 def _refresh(server):
-    return refresh([ROUND], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                   rules_template=f"{server.url}/logging-{{ref}}.tar.gz", prices=False, backoff_seconds=0.01)
+    return refresh(refresh_settings(rounds=[ROUND],
+                                    results_url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                                    rules_url_template=f"{server.url}/logging-{{ref}}.tar.gz"),
+                   prices=False, backoff_seconds=0.01)
 
 
 def _assert_untouched(tmp_path, site, warehouse, digest):

@@ -11,6 +11,7 @@ from pipelines.lib.prices.catalog import provider_kinds
 from support.http_server import LoopbackServer
 from support.paths import SHARED_MLPERF, SHARED_PRICES, needs_shared_mlperf
 from support.price_site import CATALOG_ROOT, refresh_environment
+from support.refresh import refresh_settings
 from support.shared_build import INFERENCE_TEMPLATE, shared_inference_rounds
 
 pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared,
@@ -29,8 +30,9 @@ def con(tmp_path_factory):
     with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
         with refresh_environment(base, prices) as with_prices:
             assert with_prices, SHARED_PRICES
-            summary = refresh([], prices=True, hpc_rounds=[], inference_rounds=rounds,
-                              inference_url_template=server.url + INFERENCE_TEMPLATE, backoff_seconds=0.01)
+            summary = refresh(refresh_settings(hpc_rounds=[], inference_rounds=rounds,
+                                               inference_results_url_template=server.url + INFERENCE_TEMPLATE),
+                              prices=True, backoff_seconds=0.01)
     assert summary.published, summary.render()
     with duckdb.connect(str(base / "mlperf.duckdb"), read_only=True) as connection:
         yield connection

@@ -8,14 +8,14 @@ import pytest
 
 from pipelines.lib.io.http import fetch_to_file
 from pipelines.lib.io.retry import FetchError, RetryPolicy
-from pipelines.lib.reference.sources import DEFAULT_HPC_ROUNDS, DEFAULT_ROUNDS
+from pipelines.lib.mlperf.suites import HPC, TRAINING
 from support.cli import CLI
 from support.http_server import free_port
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
-ROUNDS = DEFAULT_ROUNDS.split(",")
-HPC_ROUNDS = DEFAULT_HPC_ROUNDS.split(",")
+ROUNDS = list(TRAINING.default_rounds)
+HPC_ROUNDS = list(HPC.default_rounds)
 PRICE_URLS = ("MLPERF_AZURE_PRICES_URL", "MLPERF_AWS_PRICING_URL", "MLPERF_GCP_BILLING_URL", "MLPERF_OCI_PRICES_URL",
               "MLPERF_PRICE_CATALOG_URL")
 

@@ -188,12 +188,18 @@ def test_the_jobs_cover_every_asset_and_check_by_group():
 
 def test_mlperf_accept_shrink_reaches_the_results_resource(monkeypatch):
     from pipelines.defs.resources import results_source_from_settings
+    from pipelines.lib.mlperf.suites import HPC, TRAINING
+    from pipelines.settings import load_settings
 
     monkeypatch.delenv("MLPERF_ACCEPT_SHRINK", raising=False)
     assert results_source_from_settings().accept_shrink is False
-    assert results_source_from_settings(accept_shrink=True).accept_shrink is True  # the CLI's --accept-shrink
+    flagged = load_settings().replaced(accept_shrink=True)  # the CLI's --accept-shrink
+    assert results_source_from_settings(flagged).accept_shrink is True
     monkeypatch.setenv("MLPERF_ACCEPT_SHRINK", "1")
     assert results_source_from_settings().accept_shrink is True
     monkeypatch.setenv("MLPERF_RESULTS_URL_TEMPLATE", "file:///mirror/training_results_{version}.tar.gz")
-    assert results_source_from_settings().url_template == "file:///mirror/training_results_{version}.tar.gz"
-    assert results_source_from_settings(url_template="/x/{version}.tgz").url_template == "/x/{version}.tgz"
+    source = results_source_from_settings()
+    assert source.template_for(TRAINING) == "file:///mirror/training_results_{version}.tar.gz"
+    assert source.template_for(HPC) == HPC.default_results_url_template
+    flagged = load_settings().replaced(hpc_results_url_template="/x/{version}.tgz")  # --hpc-results-url-template
+    assert results_source_from_settings(flagged).template_for(HPC) == "/x/{version}.tgz"

@@ -152,9 +152,10 @@ def test_a_refresh_at_the_default_rounds_also_loads_every_later_round_github_lis
     from pipelines.settings import load_settings
 
     settings = load_settings()
-    defaults = {"training": list(settings.rounds), "hpc": list(settings.hpc_rounds), "inference": []}
+    training, hpc = settings.sources.suite("training").rounds, settings.sources.suite("hpc").rounds
+    defaults = {"training": list(training), "hpc": list(hpc), "inference": []}
     by_suite, note = with_listed_rounds(defaults, settings, tmp_path)
-    assert by_suite["hpc"] == [*settings.hpc_rounds, "v4.0"] and by_suite["training"] == list(settings.rounds)
+    assert by_suite["hpc"] == [*hpc, "v4.0"] and by_suite["training"] == list(training)
     assert by_suite["inference"] == [] and note == "rounds GitHub lists beyond the defaults: HPC v4.0"
     assert with_listed_rounds(defaults, settings, tmp_path)[0] == by_suite  # asked again: a 304, the kept listing
     assert "if-none-match" in github.server.requests_for("/orgs/mlcommons/repos")[-1][2]

@@ -16,6 +16,7 @@ from pipelines.lib.mlperf.rules import ref_for_round
 from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
 from support.logs import accept_package_rules, open_ssd_run, serve_package_rules, system_json
+from support.refresh import refresh_settings
 
 pytestmark = [pytest.mark.slow]
 
@@ -50,9 +51,11 @@ def test_a_path_held_twice_is_quarantined_and_the_round_publishes(tmp_path, monk
     monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", str(base))
     accept_package_rules(monkeypatch)
     with LoopbackServer(site) as server:
-        summary = refresh([ROUND], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                          rules_template=f"{server.url}/logging-{{ref}}.tar.gz", prices=False, backoff_seconds=0.01,
-                          trusted_rules_refs=(ref_for_round(ROUND).ref,))
+        summary = refresh(refresh_settings(rounds=[ROUND],
+                                           results_url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                                           rules_url_template=f"{server.url}/logging-{{ref}}.tar.gz",
+                                           trust_rules_refs=[ref_for_round(ROUND).ref]),
+                          prices=False, backoff_seconds=0.01)
     assert summary.ok and summary.published, summary.render()
     with duckdb.connect(str(base / "mlperf.duckdb"), read_only=True) as con:
         # the first copies: runs of 10, 20 and 30 minutes (olympic mean 20) × the factor 1.5, on the real system

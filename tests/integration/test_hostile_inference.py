@@ -37,6 +37,7 @@ from support.inference_archive import (
     write_archive,
 )
 from support.paths import copy_warehouse
+from support.refresh import refresh_settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
@@ -203,7 +204,8 @@ def test_a_round_past_its_deadline_keeps_its_previous_data_and_says_so_in_one_li
         monkeypatch.setenv(name, value)
     with LoopbackServer(site) as server:
         started = time.perf_counter()
-        summary = refresh([], inference_rounds=["v5.1"], inference_url_template=f"{server.url}/{URL}",
+        summary = refresh(refresh_settings(inference_rounds=["v5.1"],
+                                           inference_results_url_template=f"{server.url}/{URL}"),
                           prices=False, backoff_seconds=0.01)
     step = next(s for s in summary.steps if s.name == "results Inference v5.1")
     assert not summary.ok and not step.ok and step.seconds < 30 and time.perf_counter() - started < 120

@@ -14,6 +14,7 @@ from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
 from support.injected import SystemCopy, inject
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
+from support.refresh import refresh_settings
 
 pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
 
@@ -38,10 +39,10 @@ def built(tmp_path_factory):
     with pytest.MonkeyPatch.context() as env:
         env.setenv("MLPERF_WAREHOUSE_DIR", str(base))  # read by the refresh when it starts
         with LoopbackServer(site) as results, LoopbackServer(SHARED_MLPERF) as rules:
-            summary = refresh([], hpc_rounds=[NEW_ROUND],
-                              hpc_url_template=f"{results.url}/hpc_results_{{version}}-main.tar.gz",
-                              rules_template=f"{rules.url}/logging/logging-{{ref}}.tar.gz", prices=False,
-                              backoff_seconds=0.01)
+            summary = refresh(refresh_settings(hpc_rounds=[NEW_ROUND],
+                                               hpc_results_url_template=f"{results.url}/hpc_results_{{version}}-main.tar.gz",
+                                               rules_url_template=f"{rules.url}/logging/logging-{{ref}}.tar.gz"),
+                              prices=False, backoff_seconds=0.01)
     with duckdb.connect(str(base / "mlperf.duckdb"), read_only=True) as con:
         yield con, summary
 

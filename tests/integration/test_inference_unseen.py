@@ -27,6 +27,7 @@ from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
 from support.injected import add_member
 from support.paths import PROJECT_ROOT, SHARED_MLPERF, needs_shared_mlperf
+from support.refresh import refresh_settings
 
 pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
 
@@ -119,8 +120,8 @@ def built(tmp_path_factory):
     with pytest.MonkeyPatch.context() as env:
         env.setenv("MLPERF_WAREHOUSE_DIR", str(base))
         with LoopbackServer(site) as server:
-            summary = refresh([], inference_rounds=[ROUND, UNSEEN],
-                              inference_url_template=f"{server.url}/inference_results_{{version}}-main.tar.gz",
+            summary = refresh(refresh_settings(inference_rounds=[ROUND, UNSEEN],
+                                               inference_results_url_template=f"{server.url}/inference_results_{{version}}-main.tar.gz"),
                               prices=False, backoff_seconds=0.01)
     with duckdb.connect(str(base / "mlperf.duckdb"), read_only=True) as con:
         yield con, summary, added

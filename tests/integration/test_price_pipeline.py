@@ -38,6 +38,7 @@ from support.price_site import (
     serve_fixtures,
     shared,
 )
+from support.refresh import refresh_settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared,
               pytest.mark.skipif(not SHARED_PRICES.is_dir(),
@@ -235,7 +236,7 @@ def test_full_refresh_publishes_when_one_provider_fails_keeping_its_last_snapsho
     server, base = site
     assert run(PRICE_ASSETS, DAY1, base).success
     server.route(OCI, lambda *_: Reply(500, b"down"))
-    summary = refresh([], prices=True, backoff_seconds=0.01)
+    summary = refresh(refresh_settings(), prices=True, backoff_seconds=0.01)
     assert not summary.ok and summary.published, summary.render()
     assert "previous data kept for: prices oci" in summary.render()
     current = query(base, "select provider, min(snapshot) as snapshot from fct_cloud_price_current "

@@ -33,6 +33,7 @@ from support.logs import (
     system_json,
 )
 from support.paths import SHARED_MLPERF
+from support.refresh import refresh_settings
 
 pytestmark = [pytest.mark.slow]
 
@@ -208,9 +209,11 @@ def _serve(site, round_version, members, rules=None):
 def _refresh(server, rounds, **kw):
     """A refresh that trusts the hand-made rules archives these tests serve (as `--trust-rules-ref` does)."""
     trusted = tuple(ref.ref for ref in map(ref_for_round, rounds) if ref is not None)
-    return refresh(rounds, url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                   rules_template=f"{server.url}/logging-{{ref}}.tar.gz", prices=False, backoff_seconds=0.01,
-                   trusted_rules_refs=trusted, **kw)
+    return refresh(refresh_settings(rounds=rounds,
+                                    results_url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                                    rules_url_template=f"{server.url}/logging-{{ref}}.tar.gz",
+                                    trust_rules_refs=list(trusted), **kw),
+                   prices=False, backoff_seconds=0.01)
 
 
 def _db(warehouse):

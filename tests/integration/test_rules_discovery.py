@@ -28,6 +28,7 @@ from support.github import DEFAULT_HEAD, TAGS_PATH, serve_logging_repository, sh
 from support.http_server import LoopbackServer
 from support.injected import inject
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
+from support.refresh import refresh_settings
 
 LOGGING = SHARED_MLPERF / "logging"
 HEAD = DEFAULT_HEAD[0]
@@ -157,9 +158,10 @@ def test_an_injected_v6_1_is_scored_by_the_training_6_1_rules_and_publishes(tmp_
         serve_logging_repository(server)
         with pytest.MonkeyPatch.context() as env:
             env.setenv("MLPERF_GITHUB_API_URL", server.url)
-            summary = refresh(["v6.1"], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                              rules_template=f"{releases.url}/logging/logging-{{ref}}.tar.gz", prices=False,
-                              backoff_seconds=0.01)
+            summary = refresh(refresh_settings(rounds=["v6.1"],
+                                               results_url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                                               rules_url_template=f"{releases.url}/logging/logging-{{ref}}.tar.gz"),
+                              prices=False, backoff_seconds=0.01)
     assert summary.ok and summary.published, summary.render()
     with duckdb.connect(str(warehouse / "mlperf.duckdb"), read_only=True) as con:
         assert con.execute("select ref, ref_source, rule_folder, provisional from dim_rules_release "

@@ -23,6 +23,7 @@ from support.logs import (
     package_rules_digest,
     write_ssd_archive,
 )
+from support.refresh import refresh_settings
 
 pytestmark = [pytest.mark.slow]
 
@@ -48,9 +49,11 @@ def _site(tmp_path: Path, rules: bytes) -> Path:
 
 def _refresh(site: Path, trusted=(REF,)):
     with LoopbackServer(site) as server:
-        return refresh([ROUND], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                       rules_template=f"{server.url}/logging-{{ref}}.tar.gz", prices=False, backoff_seconds=0.01,
-                       trusted_rules_refs=trusted)
+        return refresh(refresh_settings(rounds=[ROUND],
+                                        results_url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                                        rules_url_template=f"{server.url}/logging-{{ref}}.tar.gz",
+                                        trust_rules_refs=list(trusted)),
+                       prices=False, backoff_seconds=0.01)
 
 
 def _results_step(summary) -> str:

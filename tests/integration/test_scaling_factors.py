@@ -12,6 +12,7 @@ from pipelines.runner.jobs import refresh
 from support.http_server import LoopbackServer
 from support.injected import SystemCopy, inject
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
+from support.refresh import refresh_settings
 
 pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
 
@@ -30,9 +31,10 @@ def built(tmp_path_factory):
     with pytest.MonkeyPatch.context() as env, LoopbackServer(site) as server, \
             LoopbackServer(SHARED_MLPERF) as releases:
         env.setenv("MLPERF_WAREHOUSE_DIR", str(base))
-        summary = refresh(["v5.0"], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                          rules_template=f"{releases.url}/logging/logging-{{ref}}.tar.gz", prices=False,
-                          backoff_seconds=0.01)
+        summary = refresh(refresh_settings(rounds=["v5.0"],
+                                           results_url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                                           rules_url_template=f"{releases.url}/logging/logging-{{ref}}.tar.gz"),
+                          prices=False, backoff_seconds=0.01)
     assert summary.ok and summary.published, summary.render()
     with duckdb.connect(str(base / "mlperf.duckdb"), read_only=True) as con:
         yield {system: row for system, *row in con.execute(

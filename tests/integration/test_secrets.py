@@ -15,6 +15,7 @@ from support.cli import CLI
 from support.hostile_server import HostileServer, deep_json, endless, fixed
 from support.http_server import free_port
 from support.price_site import PRICE_URL_VARIABLES
+from support.refresh import refresh_settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
@@ -69,7 +70,7 @@ def test_the_gcp_key_is_found_nowhere_after_the_failure_cases(tmp_path, warehous
             steps = refresh_prices(instance, resources, print, price_sources=sources)
             outcomes.append((case, next(s for s in steps if s.name == "prices gcp")))
         # The full refresh records its outcome for `status` and renders the summary.
-        summary = refresh([], instance=instance, backoff_seconds=0.01, progress=print)
+        summary = refresh(refresh_settings(), instance=instance, backoff_seconds=0.01, progress=print)
         print(summary.render())
         headers = [h for path, h in server.requests if "/v1/services/" in path]
         assert headers and all(h.get("x-goog-api-key") == KEY for h in headers)  # sent, in the header

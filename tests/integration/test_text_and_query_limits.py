@@ -20,6 +20,7 @@ from pipelines.runner.jobs import refresh
 from support.cli import CLI
 from support.http_server import LoopbackServer
 from support.logs import make_archive, open_ssd_run, serve_package_rules, system_json
+from support.refresh import refresh_settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
@@ -41,9 +42,11 @@ def base(tmp_path_factory):
     serve_package_rules(site, "v4.1")
     with pytest.MonkeyPatch.context() as env, LoopbackServer(site) as server:
         env.setenv("MLPERF_WAREHOUSE_DIR", str(base))
-        summary = refresh(["v4.1"], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                          rules_template=f"{server.url}/logging-{{ref}}.tar.gz", prices=False, backoff_seconds=0.01,
-                          trusted_rules_refs=(ref_for_round("v4.1").ref,))
+        summary = refresh(refresh_settings(rounds=["v4.1"],
+                                           results_url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                                           rules_url_template=f"{server.url}/logging-{{ref}}.tar.gz",
+                                           trust_rules_refs=[ref_for_round("v4.1").ref]),
+                          prices=False, backoff_seconds=0.01)
     assert summary.ok and summary.published, summary.render()  # the report and export of the outputs step too
     return base
 

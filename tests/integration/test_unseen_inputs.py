@@ -18,6 +18,7 @@ from support.http_server import LoopbackServer
 from support.injected import SystemCopy, inject
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 from support.price_site import refresh_environment
+from support.refresh import refresh_settings
 
 pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared]
 
@@ -48,9 +49,10 @@ def built(tmp_path_factory):
     with LoopbackServer(site) as server, LoopbackServer() as prices:
         serve_logging_repository(server)
         with refresh_environment(base, prices, github_api_url=server.url) as with_prices:
-            summary = refresh([NEW_ROUND], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                              rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz", prices=with_prices,
-                              backoff_seconds=0.01)
+            summary = refresh(refresh_settings(rounds=[NEW_ROUND],
+                                               results_url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                                               rules_url_template=f"{server.url}/logging/logging-{{ref}}.tar.gz"),
+                              prices=with_prices, backoff_seconds=0.01)
     yield base, summary
 
 

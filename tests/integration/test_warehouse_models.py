@@ -34,8 +34,9 @@ def staged(warehouse, tmp_path):
     write_ssd_archive(site / f"training_results_{ROUND}.tar.gz", systems=2)
     rules = serve_package_rules(site, ROUND)
     resources = {
-        "results_source": MlperfResultsSource(url_template=str(site / "training_results_{version}.tar.gz"),
-                                              rules_url_template=str(site / rules), backoff_seconds=0.01),
+        "results_source": MlperfResultsSource(
+            url_templates={TRAINING.name: str(site / "training_results_{version}.tar.gz")},
+            rules_url_template=str(site / rules), backoff_seconds=0.01),
         "warehouse_location": WarehouseLocation(directory=str(warehouse)),
         "build_assumptions": BuildAssumptions(),
     }

@@ -13,6 +13,7 @@ from support.github import serve_logging_repository
 from support.http_server import LoopbackServer
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 from support.price_site import SHARED_PRICES
+from support.refresh import refresh_settings
 from support.shared_build import copy_of, shared_build, shared_rounds
 
 pytestmark = [needs_shared_mlperf(), pytest.mark.slow, pytest.mark.shared, pytest.mark.shared_build]
@@ -262,8 +263,10 @@ def test_second_refresh_downloads_and_rebuilds_nothing(built, tmp_path, monkeypa
     with LoopbackServer(SHARED_MLPERF, port=built[1].port) as server:  # the same URLs as the first refresh
         serve_logging_repository(server)
         monkeypatch.setenv("MLPERF_GITHUB_API_URL", server.url)
-        second = refresh(ROUNDS, url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                         rules_template=f"{server.url}/logging/logging-{{ref}}.tar.gz", prices=False)
+        second = refresh(refresh_settings(rounds=ROUNDS,
+                                          results_url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                                          rules_url_template=f"{server.url}/logging/logging-{{ref}}.tar.gz"),
+                         prices=False)
         requests = list(server.requests)
     assert second.ok and not second.published, second.render()
     assert {m for m, _, _ in requests} == {"GET"}

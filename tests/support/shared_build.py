@@ -16,6 +16,7 @@ from support.github import serve_logging_repository
 from support.http_server import LoopbackServer
 from support.paths import SHARED_MLPERF, copy_warehouse
 from support.price_site import refresh_environment
+from support.refresh import refresh_settings
 
 
 def shared_rounds() -> list[str]:
@@ -67,12 +68,14 @@ def shared_build(tmp_path_factory) -> SharedBuild:
             with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
                 serve_logging_repository(server)  # rules releases of rounds rules_refs.csv does not list
                 with refresh_environment(base, prices, github_api_url=server.url) as with_prices:
-                    summary = refresh(shared_rounds(), url_template=server.url + TRAINING_TEMPLATE,
-                                      rules_template=server.url + RULES_TEMPLATE, prices=with_prices,
-                                      hpc_rounds=shared_hpc_rounds(), hpc_url_template=server.url + HPC_TEMPLATE,
-                                      inference_rounds=shared_inference_rounds(),
-                                      inference_url_template=server.url + INFERENCE_TEMPLATE,
-                                      backoff_seconds=0.01)
+                    summary = refresh(refresh_settings(rounds=shared_rounds(),
+                                                       results_url_template=server.url + TRAINING_TEMPLATE,
+                                                       rules_url_template=server.url + RULES_TEMPLATE,
+                                                       hpc_rounds=shared_hpc_rounds(),
+                                                       hpc_results_url_template=server.url + HPC_TEMPLATE,
+                                                       inference_rounds=shared_inference_rounds(),
+                                                       inference_results_url_template=server.url + INFERENCE_TEMPLATE),
+                                      prices=with_prices, backoff_seconds=0.01)
                 requests, port = len(server.requests), server.port
             record.write_text(json.dumps({"ok": summary.ok, "published": summary.published, "with_prices": with_prices,
                                           "summary": summary.render(), "requests": requests, "port": port}))

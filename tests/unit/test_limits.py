@@ -31,9 +31,9 @@ def test_a_limit_comes_from_its_variable_once_applied(monkeypatch, settings_from
 
 
 def test_the_shrink_share_is_a_setting_with_its_bounds(monkeypatch):
-    assert load_settings().max_shrink == DEFAULT_MAX_SHRINK == 0.25
+    assert load_settings().limits.max_shrink == DEFAULT_MAX_SHRINK == 0.25
     monkeypatch.setenv("MLPERF_MAX_SHRINK", "0.4")
-    assert load_settings().max_shrink == 0.4
+    assert load_settings().limits.max_shrink == 0.4
     monkeypatch.setenv("MLPERF_MAX_SHRINK", "1.5")
     with pytest.raises(ValueError, match="MLPERF_MAX_SHRINK must be a share between 0 and 1"):
         load_settings()

@@ -11,6 +11,7 @@ import pytest
 from pipelines.lib.io import limits
 from pipelines.lib.io.paths import warehouse_dir
 from pipelines.lib.io.redaction import redact
+from pipelines.lib.mlperf.suites import TRAINING
 from pipelines.settings import SETTINGS, apply, load_settings
 from support.paths import PROJECT_ROOT
 
@@ -43,15 +44,15 @@ def test_settings_are_typed_read_once_and_applied(monkeypatch, tmp_path):
     monkeypatch.setenv("MLPERF_MAX_JSON_DEPTH", "64")
     monkeypatch.setenv("MLPERF_GITHUB_TOKEN", "ghp_secretvalue123")
     settings = load_settings()
-    assert settings.rounds == ["v4.1", "v5.0"] and settings.max_json_depth == 64
+    assert settings.sources.suite(TRAINING).rounds == ["v4.1", "v5.0"] and settings.limits.max_json_depth == 64
     assert "ghp_secretvalue123" not in repr(settings) and "ghp_secretvalue123" not in str(settings.fingerprint())
     assert settings.fingerprint()["github_token"] == "set"
     monkeypatch.setenv("MLPERF_MAX_JSON_DEPTH", "128")  # read once: the object does not change
-    assert settings.max_json_depth == 64
+    assert settings.limits.max_json_depth == 64
     apply(settings)
     assert warehouse_dir() == tmp_path / "w" and limits.limit("max_json_depth") == 64
     assert redact("token ghp_secretvalue123 leaked") == "token [REDACTED] leaked"
-    assert load_settings(warehouse_dir=tmp_path / "flag").warehouse_dir == tmp_path / "flag"  # a flag wins
+    assert load_settings(warehouse_dir=tmp_path / "flag").paths.warehouse_dir == tmp_path / "flag"  # a flag wins
 
 
 @pytest.mark.parametrize("variable, value, says", [
@@ -84,9 +85,9 @@ def test_variable_names_in_any_case_empty_ones_unset_unknown_ones_ignored(monkey
     monkeypatch.setenv("MLPERF_NOT_A_SETTING", "anything")
     monkeypatch.setenv("MLPERF_WAREHOUSE_DIR", "from-env")
     settings = load_settings(warehouse_dir=None)
-    assert settings.max_json_depth == 48
-    assert settings.rounds == SETTINGS["rounds"].default
-    assert settings.warehouse_dir == Path("from-env")
+    assert settings.limits.max_json_depth == 48
+    assert settings.sources.suite(TRAINING).rounds == SETTINGS["rounds"].default == list(TRAINING.default_rounds)
+    assert settings.paths.warehouse_dir == Path("from-env")
     with pytest.raises(ValueError, match="MLPERF_NOT_A_FIELD: no such setting"):  # a misspelt flag in code fails
         load_settings(not_a_field=1)
 
@@ -99,14 +100,16 @@ def test_values_are_read_into_their_types(monkeypatch):
     monkeypatch.setenv("MLPERF_SUITES", "Training,HPC")
     monkeypatch.setenv("MLPERF_GCP_API_KEY", "AIzaSecret")
     settings = load_settings(rounds=["4.1"])
-    assert settings.accept_shrink is True and settings.debug is False
-    assert settings.electricity_usd_per_kwh == 0.12 and settings.build_parameters().electricity_usd_per_kwh == 0.12
-    assert settings.trust_rules_refs == ["a", "b"] and settings.suites == ["training", "hpc"]
-    assert settings.rounds == ["v4.1"] and isinstance(settings.warehouse_dir, Path)
-    assert settings.gcp_api_key.get_secret_value() == "AIzaSecret"
-    assert "AIzaSecret" not in repr(settings) and "AIzaSecret" not in str(settings.gcp_api_key)
+    assert settings.sources.accept_shrink is True and settings.debug is False
+    assert settings.build.electricity_usd_per_kwh == 0.12 and settings.build_parameters().electricity_usd_per_kwh == 0.12
+    assert settings.sources.trust_rules_refs == ["a", "b"] and settings.sources.suites == ["training", "hpc"]
+    assert settings.sources.suite(TRAINING).rounds == ["v4.1"] and isinstance(settings.paths.warehouse_dir, Path)
+    assert settings.secrets.gcp_api_key.get_secret_value() == "AIzaSecret"
+    assert "AIzaSecret" not in repr(settings) and "AIzaSecret" not in str(settings.secrets.gcp_api_key)
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.debug = True
+    with pytest.raises(dataclasses.FrozenInstanceError):  # each group is frozen too
+        settings.sources.accept_shrink = False
 
 
 def test_reading_the_settings_imports_no_pydantic():
@@ -115,3 +118,53 @@ def test_reading_the_settings_imports_no_pydantic():
     code = "import sys, pipelines.settings as s; s.load_settings(); print('pydantic' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_each_suite_has_its_rounds_and_results_settings_from_the_suite_table():
+    """Each suite of the suite table gives its two settings (variable, default, description), held by
+    `settings.sources.suite(<suite>)`; a flag given for one suite changes that suite's sources alone."""
+    from pipelines.lib.mlperf.suites import SUITES
+    from pipelines.settings import path_of
+
+    settings = load_settings()
+    for name, suite in SUITES.items():
+        rounds, results = SETTINGS[suite.rounds_setting], SETTINGS[suite.results_setting]
+        assert (rounds.default, rounds.description) == (list(suite.default_rounds), suite.rounds_description)
+        assert (results.default, results.description) == (suite.default_results_url_template,
+                                                           suite.results_description)
+        assert path_of(suite.rounds_setting) == f"sources.suite({name}).rounds"
+        assert settings.sources.suite(suite).rounds == settings.sources.suite(name).rounds == list(suite.default_rounds)
+        other = settings.replaced(**{suite.results_setting: f"/mirror/{name}_{{version}}.tgz"})
+        assert other.sources.suite(suite).results_url_template == f"/mirror/{name}_{{version}}.tgz"
+        assert all(other.sources.suite(s) == settings.sources.suite(s) for s in SUITES if s != name)
+    assert settings.sources.suites == [s.name for s in SUITES.values() if s.loaded_by_default]
+    assert sum(s.takes_unlisted_rounds for s in SUITES.values()) == 1  # the one suite an unlisted round goes to
+
+
+def test_every_setting_has_one_place_in_the_nested_settings_and_the_fingerprint_keeps_the_flat_names(monkeypatch):
+    """SETTINGS names each setting's group; every Secret is in `settings.secrets` and nothing else is; the
+    fingerprint a pre-flight manifest records is keyed by the variables' names, as before there were groups."""
+    from pipelines.settings import GROUPS, SECRETS, Secret
+
+    monkeypatch.setenv("MLPERF_GITHUB_TOKEN", "ghp_x")
+    monkeypatch.setenv("MLPERF_HPC_ROUNDS", "v3.0")
+    settings = load_settings()
+    assert all(setting.group in (*GROUPS, "") for setting in SETTINGS.values())
+    assert set(SECRETS) == {name for name, s in SETTINGS.items() if getattr(s.read, "secret", False)}
+    assert settings.secrets.github_token == Secret("ghp_x") and settings.value("github_token") == Secret("ghp_x")
+    assert set(settings.fingerprint()) == set(SETTINGS) - {"debug"}
+    assert settings.fingerprint()["hpc_rounds"] == ["v3.0"] and settings.fingerprint()["github_token"] == "set"
+    for name in SETTINGS:  # one path each: value() finds what the group holds
+        group = getattr(settings, SETTINGS[name].group) if SETTINGS[name].group else settings
+        holder = group.suite(SETTINGS[name].suite) if SETTINGS[name].suite else group
+        assert getattr(holder, SETTINGS[name].field or name) is settings.value(name)
+
+
+def test_replaced_reads_a_flag_as_its_variable_and_keeps_the_rest():
+    settings = load_settings()
+    flagged = settings.replaced(accept_shrink=True, trust_rules_refs=["r1"], rules_url_template=None)
+    assert flagged.sources.accept_shrink is True and flagged.sources.trust_rules_refs == ["r1"]
+    assert flagged.sources.rules_url_template == settings.sources.rules_url_template  # None: not given
+    assert flagged.limits == settings.limits and settings.sources.accept_shrink is False
+    with pytest.raises(ValueError, match="MLPERF_HPC_RESULTS_URL_TEMPLATE"):
+        settings.replaced(hpc_results_url_template="https://mirror.example/static.tgz")

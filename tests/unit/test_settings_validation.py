@@ -9,6 +9,7 @@ import pytest
 from pipelines import cli
 from pipelines.lib.io import limits
 from pipelines.lib.io.context import amend
+from pipelines.lib.mlperf.suites import TRAINING
 from pipelines.settings import SETTINGS, URLS, load_settings
 
 
@@ -33,7 +34,7 @@ def test_every_limit_refuses_what_it_cannot_bound_naming_its_variable_and_range(
     low, high, whole = limits.accepted(name)
     for value in (high, low if low > 0 else high / 2):  # the ends of the range are accepted
         monkeypatch.setenv(variable, repr(value))
-        assert getattr(load_settings(), name) == value
+        assert getattr(load_settings().limits, name) == value
 
 
 def test_a_count_is_whole_and_a_limit_installed_by_a_worker_is_checked_too():
@@ -73,7 +74,7 @@ def test_a_url_template_with_its_placeholder_in_the_path_is_accepted(monkeypatch
     for value in ("https://u:p%40ss@mirror.example/training_results_{version}.tar.gz", "/data/mirror/t_{version}.tgz",
                   "/data/odd?name#{version}.tgz", "file:///data/t_{version}.tgz", "file://localhost/d/{version}"):
         monkeypatch.setenv("MLPERF_RESULTS_URL_TEMPLATE", value)
-        assert load_settings().results_url_template == value
+        assert load_settings().sources.suite(TRAINING).results_url_template == value
     assert "results_url_template" in URLS and "github_api_url" in URLS
 
 

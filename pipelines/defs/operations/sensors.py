@@ -11,7 +11,6 @@ from pipelines.defs.operations.jobs import outputs_job, prices_job, site_job, wa
 from pipelines.defs.rounds.assets import ROUND_JOBS, SUITE_ROUNDS
 from pipelines.lib.io.limits import variable
 from pipelines.lib.mlperf.suites import SUITES
-from pipelines.settings import SETTINGS
 
 
 def _add_and_fetch(rounds_by_suite: dict[str, list[str]], why: str, cursor: str | None = None) -> dg.SensorResult:
@@ -46,7 +45,7 @@ def _configured_rounds() -> str:
     """Each suite's rounds setting with its default rounds: `MLPERF_ROUNDS (default v0.5 … v6.0), ... and ...`."""
     listed = []
     for suite in SUITES.values():
-        default = SETTINGS[suite.rounds_setting].default
+        default = suite.default_rounds
         listed.append(f"{variable(suite.rounds_setting)} ({'' if listed else 'default '}{default[0]} … {default[-1]})")
     return f"{', '.join(listed[:-1])} and {listed[-1]}" if len(listed) > 1 else listed[0]
 
@@ -69,15 +68,16 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
     if cursor.get("skip_until", 0) > time.time():
         return dg.SkipReason(f"GitHub rate limit: waiting until epoch {cursor['skip_until']:.0f}")
     try:
-        found = discover_rounds(cursor.get("etag"), api_url=settings.github_api_url,
-                                token=settings.github_token.get_secret_value() if settings.github_token else None)
+        token = settings.secrets.github_token
+        found = discover_rounds(cursor.get("etag"), api_url=settings.sources.github_api_url,
+                                token=token.get_secret_value() if token else None)
     except FetchError as exc:  # GitHub down: try again next interval, keep the cursor
         return dg.SkipReason(f"GitHub API unavailable: {exc}")
     if found.skip_until is not None:
         return dg.SensorResult(skip_reason=found.message, cursor=json.dumps(cursor | {"skip_until": found.skip_until}))
     if found.not_modified:
         return dg.SkipReason(found.message)
-    new = _new_rounds(context, {s: r for s, r in found.rounds_by_suite.items() if s in settings.suites})
+    new = _new_rounds(context, {s: r for s, r in found.rounds_by_suite.items() if s in settings.sources.suites})
     next_cursor = json.dumps({"etag": found.etag})
     if not any(new.values()):
         return dg.SensorResult(skip_reason=f"no new rounds ({found.message})", cursor=next_cursor)
@@ -93,9 +93,7 @@ def mlperf_round_discovery(context: dg.SensorEvaluationContext):
 def configured_rounds(context: dg.SensorEvaluationContext):
     from pipelines.settings import load_settings
 
-    settings = load_settings()
-    configured = {name: list(getattr(settings, suite.rounds_setting)) for name, suite in SUITES.items()}
-    new = _new_rounds(context, {s: r for s, r in configured.items() if s in settings.suites})
+    new = _new_rounds(context, {suite.name: rounds for suite, rounds in load_settings().sources.loaded()})
     if not any(new.values()):
         return dg.SkipReason("every configured round is a partition already")
     return _add_and_fetch(new, "configured")

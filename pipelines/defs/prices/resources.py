@@ -43,19 +43,20 @@ class PriceSources(Downloads):
     def github_token(self) -> str | None:
         """The GitHub token for the catalog listing (a secret): read from the settings when needed, never kept in
         the resource's configuration."""
-        token = load_settings().github_token
+        token = load_settings().secrets.github_token
         return token.get_secret_value() if token is not None else None
 
 
 def price_sources_from_settings(settings: Settings | None = None, **overrides) -> PriceSources:
     """PriceSources from the settings (default: loaded now); keyword arguments win."""
     settings = settings or load_settings()
+    prices = settings.prices
     values = dict(
-        azure_url=settings.azure_prices_url, aws_url=settings.aws_pricing_url, gcp_url=settings.gcp_billing_url,
-        oci_url=settings.oci_prices_url, catalog_url=settings.price_catalog_url,
-        catalog_listing_url=settings.price_catalog_listing_url or "", github_api_url=settings.github_api_url,
+        azure_url=prices.azure_prices_url, aws_url=prices.aws_pricing_url, gcp_url=prices.gcp_billing_url,
+        oci_url=prices.oci_prices_url, catalog_url=prices.price_catalog_url,
+        catalog_listing_url=prices.price_catalog_listing_url or "", github_api_url=settings.sources.github_api_url,
         # the variable, not its value: Dagster resolves it when the resource starts, and shows its name only
-        gcp_api_key=dg.EnvVar("MLPERF_GCP_API_KEY") if settings.gcp_api_key is not None else "",
+        gcp_api_key=dg.EnvVar("MLPERF_GCP_API_KEY") if settings.secrets.gcp_api_key is not None else "",
     )
     return PriceSources(**(values | overrides))
 

@@ -49,11 +49,17 @@ class Suite:
     default_results_url_template: str
     results_setting: str  # the setting naming where its archives are (MLPERF_<NAME>, the refresh's --<name>)
     rounds_setting: str  # the setting naming the rounds a refresh loads (MLPERF_<NAME>)
+    default_rounds: tuple[str, ...]  # that setting's default, oldest first (and every later round GitHub lists)
+    rounds_description: str  # what each of the two settings sets, for the docs' settings page
+    results_description: str
     staged_prefix: str  # staged tables `<prefix>runs`, ...; quarantine files `<quarantine_prefix><round>`
     quarantine_source: str  # `source` of this suite's quarantine rows
     quarantine_prefix: str
     exclusion_prefix: str  # how a build names a round of this suite it leaves out ("" | "hpc:" | "inference:")
     definitions: RoundDefinitions  # its Dagster partitions, assets, job and schedule (pipelines/defs/rounds)
+    loaded_by_default: bool = True  # in the `suites` setting's default (the suites a refresh loads)
+    # takes a round given without a suite that no suite's configured rounds list (a round nobody lists yet)
+    takes_unlisted_rounds: bool = False
     has_rules: bool = True  # scored by the rule files of an mlcommons/logging release
     runs_table: str = "runs"  # the staged table with one row per scored unit (a log; an Inference result)
     label: str = "Training"  # how a person reads the suite's name in a round: "HPC v3.0"
@@ -103,6 +109,11 @@ TRAINING = Suite(
     default_results_url_template=DEFAULT_RESULTS_URL_TEMPLATE,
     results_setting="results_url_template",
     rounds_setting="rounds",
+    default_rounds=("v0.5", "v0.6", "v0.7", "v1.0", "v1.1", "v2.0", "v2.1", "v3.0", "v3.1", "v4.0", "v4.1", "v5.0",
+                    "v5.1", "v6.0"),
+    rounds_description="the rounds a refresh loads (comma-separated; the refresh's --rounds); left at the default, "
+    "every later round GitHub lists is loaded too",
+    results_description="where a round's results archive is fetched ({version}: v4.1); http(s), file:// or a path",
     staged_prefix="mlperf_",
     quarantine_source="mlperf",
     quarantine_prefix="mlperf-",
@@ -121,6 +132,7 @@ TRAINING = Suite(
         "re-parsed; the publish_after_refresh sensor then rebuilds if anything changed.",
         no_partitions="no mlperf_round partitions yet: run `mlperf-warehouse refresh` or the discovery sensor",
     ),
+    takes_unlisted_rounds=True,
 )
 HPC = Suite(
     name="hpc",
@@ -130,6 +142,10 @@ HPC = Suite(
     default_results_url_template=DEFAULT_HPC_RESULTS_URL_TEMPLATE,
     results_setting="hpc_results_url_template",
     rounds_setting="hpc_rounds",
+    default_rounds=("v0.7", "v1.0", "v2.0", "v3.0"),
+    rounds_description="the MLPerf HPC rounds a refresh loads (comma-separated; the refresh's --rounds with --suites "
+    "hpc); left at the default, every later round GitHub lists too",
+    results_description="where an MLPerf HPC round's results archive is fetched ({version}: v3.0)",
     staged_prefix="hpc_",
     quarantine_source="mlperf-hpc",
     quarantine_prefix="hpc-",
@@ -161,6 +177,11 @@ INFERENCE = Suite(
     default_results_url_template=DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE,
     results_setting="inference_results_url_template",
     rounds_setting="inference_rounds",
+    # every published round whose layout the parser reads (v4.0 on)
+    default_rounds=("v4.0", "v4.1", "v5.0", "v5.1"),
+    rounds_description="the MLPerf Inference rounds a refresh loads when the inference suite is on (default: every "
+    "round from v4.0, and every later round GitHub lists)",
+    results_description="where an MLPerf Inference round's results archive is fetched ({version}: v5.1)",
     staged_prefix="inference_",
     quarantine_source="mlperf-inference",
     quarantine_prefix="inference-",
@@ -180,6 +201,8 @@ INFERENCE = Suite(
         "inference suite was loaded).",
         no_partitions="no mlperf_inference_round partitions: `mlperf-warehouse refresh --suites inference`",
     ),
+    # opt-in: its upstream archives hold every detail log, gigabytes per round
+    loaded_by_default=False,
     has_rules=False,
     runs_table="results",
     scaling_table=None,

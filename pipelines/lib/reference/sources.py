@@ -4,17 +4,12 @@ The settings (`pipelines/settings.py`) take these as the defaults of their `MLPE
 parsers and fetchers use them where no setting is passed.
 """
 
-# MLPerf Training rounds a refresh loads by default, oldest first (and every later round GitHub lists).
-DEFAULT_ROUNDS = "v0.5,v0.6,v0.7,v1.0,v1.1,v2.0,v2.1,v3.0,v3.1,v4.0,v4.1,v5.0,v5.1,v6.0"
 # A round's results archive: the repository's default branch, whatever its name ({version}: v4.1).
 DEFAULT_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/training_results_{version}/archive/HEAD.tar.gz"
-# MLPerf HPC rounds a refresh loads by default, and where a round's archive is ({version}: v3.0).
-DEFAULT_HPC_ROUNDS = "v0.7,v1.0,v2.0,v3.0"
+# Where an MLPerf HPC round's archive is ({version}: v3.0). Each suite's default rounds are in its entry of
+# the suite table (lib/mlperf/suites.py).
 DEFAULT_HPC_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/hpc_results_{version}/archive/HEAD.tar.gz"
-# MLPerf Inference rounds (opt-in: their archives hold every detail log, gigabytes each): every published round
-# whose layout the parser reads (v4.0 on), and their archive. A refresh left at these defaults also loads every
-# later round GitHub lists (commands/refresh.py: with_listed_rounds), as every suite does.
-DEFAULT_INFERENCE_ROUNDS = "v4.0,v4.1,v5.0,v5.1"
+# Where an MLPerf Inference round's archive is (opt-in: its archives hold every detail log, gigabytes each).
 DEFAULT_INFERENCE_RESULTS_URL_TEMPLATE = "https://github.com/mlcommons/inference_results_{version}/archive/HEAD.tar.gz"
 # The mlcommons/logging archive at the git ref whose rules scored a round ({ref}).
 DEFAULT_RULES_URL_TEMPLATE = "https://github.com/mlcommons/logging/archive/{ref}.tar.gz"
