@@ -170,6 +170,7 @@ def test_a_256_mib_summary_is_streamed_in_bounded_memory(pattern):
     assert seconds < 15, seconds  # streamed: one pass, never the whole text split into lines
 
 
+@pytest.mark.slow  # 256 MiB of log lines parsed as records
 def test_a_256_mib_detail_log_is_streamed_in_bounded_memory():
     line = b':::MLLOG {"key": "test_datetime", "value": "x", "metadata": {"is_error": false}}\n'  # no key read
     (log, peak), seconds = _timed(_peak_bytes, read_detail, _stream(line, 256 * MiB))
@@ -204,6 +205,7 @@ def _archive(tmp_path: Path, members: dict[str, bytes], duplicates: dict[str, by
     return path
 
 
+@pytest.mark.slow  # a 768 MiB archive written, then read whole
 def test_reading_an_inference_round_ends_at_its_deadline(tmp_path, limits_at):
     path = tmp_path / f"{TOP}.tar.gz"
     with tarfile.open(path, "w:gz", compresslevel=1) as tar:
@@ -227,6 +229,7 @@ def test_reading_an_inference_round_ends_at_its_deadline(tmp_path, limits_at):
                                  "(MLPERF_SCORING_DEADLINE_SECONDS); the round keeps its previous data")
 
 
+@pytest.mark.slow  # a 1 GiB archive written, then read whole
 def test_reading_an_hpc_round_ends_at_its_deadline_not_after_the_archive(tmp_path, limits_at):
     """Scoring checked the deadline only when logs came back: a 1 GiB member of newlines was read to its end first."""
     from pipelines.lib.mlperf.hpc import parse_hpc_round
