@@ -6,17 +6,27 @@ from __future__ import annotations
 import json
 
 import duckdb
+import pytest
 
 from pipelines.lib.warehouse import build as wh
 from pipelines.lib.warehouse.models import load_models
 from pipelines.lib.warehouse.store import read_published_info
 from support.mini_warehouse import stage_round
+from support.paths import copy_warehouse
 
 
-def test_verified_builds_and_models_are_recorded_and_a_damaged_kept_build_is_still_found(tmp_path):
-    stage_round(tmp_path, "v5.0", systems=2)
-    first = wh.build(tmp_path, force=True)
-    second = wh.build(tmp_path, force=True)
+@pytest.fixture(scope="module")
+def two_builds(tmp_path_factory):
+    """A staged round built twice (the second build published, the first kept), built once for the module: each
+    test damages its own copy."""
+    base = tmp_path_factory.mktemp("two_builds")
+    stage_round(base, "v5.0", systems=2)
+    return base, wh.build(base, force=True), wh.build(base, force=True)
+
+
+def test_verified_builds_and_models_are_recorded_and_a_damaged_kept_build_is_still_found(tmp_path, two_builds):
+    base, first, second = two_builds
+    copy_warehouse(base, tmp_path)
     record = json.loads((tmp_path / "builds" / "verified.json").read_text())
     assert set(record["builds"]) == {first.build, second.build}
     assert len(record["dependencies"]) == len(load_models())  # one digest per model, all checked
@@ -34,10 +44,10 @@ def test_verified_builds_and_models_are_recorded_and_a_damaged_kept_build_is_sti
     assert third.models["fct_training_run"].rows == third.row_counts["fct_training_run"] > 0
 
 
-def test_a_published_file_damaged_in_place_is_republished(tmp_path):
-    stage_round(tmp_path, "v5.0", systems=2)
-    first = wh.build(tmp_path, force=True)
-    second = wh.build(tmp_path, force=True)
+def test_a_published_file_damaged_in_place_is_republished(tmp_path, two_builds):
+    base, first, second = two_builds
+    copy_warehouse(base, tmp_path)
+    assert (tmp_path / "mlperf.duckdb").stat().st_ino == (tmp_path / "builds" / second.build).stat().st_ino
     with open(tmp_path / "mlperf.duckdb", "r+b") as fh:  # also damages `second`, its hard link
         fh.truncate(16384)
     wh.build(tmp_path)  # the damaged file is not mistaken for the verified build it was

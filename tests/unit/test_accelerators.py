@@ -62,6 +62,7 @@ def mlperf_accelerator_names() -> dict[tuple[str, str], set[str]]:
     return found
 
 
+@pytest.mark.slow  # reads every shared Training archive whole
 @pytest.mark.skipif(not ARCHIVES, reason=f"shared MLPerf archives not found under {SHARED_MLPERF}")
 def test_every_mlperf_accelerator_name_maps_or_is_deliberately_unmapped():
     matcher = default_matcher()
@@ -302,6 +303,7 @@ HAS_FP8 = ("nvidia-h", "nvidia-gh", "nvidia-b", "nvidia-gb", "nvidia-l4", "nvidi
            "amd-mi3", "intel-gaudi2", "intel-gaudi3")
 
 
+@pytest.mark.slow  # reads every shared Training archive whole
 @pytest.mark.skipif(not ARCHIVES, reason=f"shared MLPerf archives not found under {SHARED_MLPERF}")
 def test_every_accelerator_of_the_shared_rounds_has_the_peaks_its_hardware_supports():
     matcher = default_matcher()

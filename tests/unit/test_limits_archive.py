@@ -126,6 +126,7 @@ print(int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).sp
 """
 
 
+@pytest.mark.slow  # a 256 MiB archive read by a Python process started for its peak memory
 def test_a_zero_filled_member_is_read_in_bounded_memory(tmp_path):
     """256 MiB of zeros with newlines (under every default limit): read line by line, never whole."""
     archive = bomb_archive(tmp_path / "a.tar.gz", 256 * MiB, line=4096)
@@ -184,6 +185,7 @@ def test_a_non_finite_timestamp_drops_the_run_and_never_becomes_a_nan_score(tmp_
     assert frames["mlperf_events"].select(pl.col("time_ms").is_finite().all()).item()
 
 
+@pytest.mark.slow  # reads a shared archive whole, then builds
 @needs_shared_mlperf()
 def test_one_real_v5_run_with_samples_count_1e12_keeps_its_run_and_nulls_the_value(tmp_path, warehouse):
     """An absurd value in a log the official scorer counts is nulled with its reason; the run stays."""

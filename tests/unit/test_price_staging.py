@@ -34,13 +34,9 @@ def test_invalid_rows_are_quarantined_with_the_failed_check(warehouse):
     assert "meter-2" in quarantined["payload"][0]
 
 
-def test_snapshots_staged_before_price_source_are_read_with_one_provider_per_cloud(warehouse):
-    """An older snapshot (no price_source column, curated Google rows as provider `gcp-list`) and a new one."""
-    import duckdb
-
-    from pipelines.lib.io.paths import published_db
+def _stage_snapshot_before_price_source(warehouse) -> None:
+    """An older snapshot: no price_source column, curated Google rows as provider `gcp-list`."""
     from pipelines.lib.staging.files import write_staged
-    from pipelines.lib.warehouse import build as wh
 
     fetched = {"fetched_at": datetime(2026, 11, 1, tzinfo=UTC), "snapshot": "curated-2026-11-01"}
     old = pl.DataFrame([_row(provider="gcp-list", sku="tpu-v5p chip", region="us-east5", accelerator="google-tpu-v5p",
@@ -49,13 +45,26 @@ def test_snapshots_staged_before_price_source_are_read_with_one_provider_per_clo
     old = old.drop("price_source")
     assert "price_source" not in old.columns
     write_staged("cloud_prices", "curated-2026-11-01", old, warehouse)
+
+
+def _published_prices(warehouse, table: str) -> list[tuple]:
+    import duckdb
+
+    from pipelines.lib.io.paths import published_db
+    from pipelines.lib.warehouse import build as wh
+
     assert wh.build(warehouse).published
     with duckdb.connect(str(published_db(warehouse)), read_only=True) as con:
-        got = con.execute("select provider, price_source from fct_cloud_price").fetchall()
-    assert got == [("gcp", "list")]
+        return sorted(con.execute(f"select provider, price_source from {table}").fetchall())
+
+
+def test_snapshots_staged_before_price_source_alone_are_read_with_one_provider_per_cloud(warehouse):
+    _stage_snapshot_before_price_source(warehouse)
+    assert _published_prices(warehouse, "fct_cloud_price") == [("gcp", "list")]
+
+
+def test_snapshots_staged_before_and_after_price_source_are_read_together(warehouse):
+    _stage_snapshot_before_price_source(warehouse)
     new = pl.DataFrame([_row()], schema=PRICE_SCHEMA)
     stage_prices("azure", ParsedPrices(new, pl.DataFrame(schema=PARSED_QUARANTINE_SCHEMA)), warehouse, "2026-11-29")
-    assert wh.build(warehouse).published
-    with duckdb.connect(str(published_db(warehouse)), read_only=True) as con:
-        got = sorted(con.execute("select provider, price_source from fct_cloud_price_current").fetchall())
-    assert got == [("azure", "api"), ("gcp", "list")]
+    assert _published_prices(warehouse, "fct_cloud_price_current") == [("azure", "api"), ("gcp", "list")]
