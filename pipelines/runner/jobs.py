@@ -1,5 +1,5 @@
 """Run a refresh in-process with the definitions' own jobs (operations/jobs.py), on the persistent
-instance that `dg dev` shows: one mlperf_round_job run per Training round, one hpc_round_job run per HPC
+instance that `dg dev` shows: one training_round_job run per Training round, one hpc_round_job run per HPC
 round, one prices_job run for today, one warehouse_job run, then one outputs_job run after a publish.
 
 The jobs' resources are built by the same functions the definitions use, from the same settings

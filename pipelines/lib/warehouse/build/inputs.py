@@ -119,7 +119,7 @@ def load_derived(con: duckdb.DuckDBPyConnection) -> None:
 
     matcher = default_matcher()
     names = con.execute(
-        "select accelerator_model_name, system_name from raw_mlperf_systems "
+        "select accelerator_model_name, system_name from raw_training_systems "
         "union select accelerator_model_name, system_name from raw_hpc_systems "
         "union select accelerator_model_name, system_name from raw_inference_systems"
     ).fetchall()
