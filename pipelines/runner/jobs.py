@@ -84,8 +84,15 @@ def _refresh_on(
     trusted_rules_refs: tuple[str, ...] = (),
 ) -> RefreshSummary:
     from pipelines.defs.rounds.assets import SUITE_ROUNDS
+    from pipelines.defs.rounds.migration import migrate_training_names
     from pipelines.defs.warehouse.models import warehouse_models
 
+    summary = RefreshSummary()
+    started = time.perf_counter()
+    migrated = migrate_training_names(instance, warehouse_dir())  # before any partition or staged file is read
+    if migrated:
+        summary.steps.append(StepOutcome("migration", True, time.perf_counter() - started, migrated))
+        progress(f"migrated: {migrated}")
     wanted_by_suite = ((TRAINING, rounds), (HPC, hpc_rounds), (INFERENCE, inference_rounds))
     for suite, wanted in wanted_by_suite:
         partitions = SUITE_ROUNDS[suite.name].partitions
@@ -95,7 +102,6 @@ def _refresh_on(
                               backoff_seconds=backoff_seconds, price_sources=price_sources,
                               trusted_rules_refs=trusted_rules_refs, hpc_url_template=hpc_url_template,
                               inference_url_template=inference_url_template)
-    summary = RefreshSummary()
     steps = [(suite, r) for suite, wanted in wanted_by_suite for r in wanted]
     for index, (suite, round_version) in enumerate(steps, 1):
         label = suite.round_label(round_version)
