@@ -116,3 +116,19 @@ def test_a_file_written_under_its_new_name_wins(tmp_path):
     assert (staging / "_meta" / "training-v5.0.json").read_text() == "marker"
     assert not (staging / "mlperf_runs").exists() and not (staging / "_meta" / "mlperf-v5.0.json").exists()
     assert move_staged_files(tmp_path) == []
+
+
+def test_a_round_kept_from_a_build_of_the_old_names_keeps_its_rows(tmp_path):
+    """A round a build takes from the published one (it failed, or is left out) is read from that build's
+    raw_mlperf_* tables when the build was made before Training's names said Training."""
+    from pipelines.lib.warehouse.build.inputs import load_raw
+
+    previous = tmp_path / "previous.duckdb"
+    with duckdb.connect(str(previous)) as old:
+        old.execute("create table raw_mlperf_runs (round varchar, run_file varchar)")
+        old.execute("insert into raw_mlperf_runs values ('v4.1', 'a/result_0.txt'), ('v5.0', 'b/result_0.txt')")
+        old.execute("create table raw_hpc_runs (round varchar, run_file varchar)")
+    with duckdb.connect() as con:
+        load_raw(con, tmp_path / "warehouse", previous=previous, from_previous=frozenset({"v4.1"}))
+        assert con.execute("select round, run_file from raw_training_runs").fetchall() == [("v4.1", "a/result_0.txt")]
+        assert con.execute("select count(*) from raw_hpc_runs").fetchone() == (0,)

@@ -27,6 +27,11 @@ def old_table(table: str) -> str:
     return OLD_STAGED_PREFIX + table.removeprefix(TRAINING.staged_prefix)
 
 
+def renamed_from(table: str) -> str:
+    """A staged table's name before Training's names said Training (another suite's, or the quarantine: its own)."""
+    return old_table(table) if table in suite_tables(TRAINING) else table
+
+
 def pending_moves(base: Path) -> list[tuple[Path, Path]]:
     """Each staged file still under an old name, with the name it moves to."""
     staging = staging_dir("", base)
