@@ -54,3 +54,15 @@ def test_a_quarantine_row_needs_a_reason():
     QuarantineRow.validate(quarantine_frame([{"source": "s", "partition": "p", "reason": "why"}]))
     with pytest.raises(Exception, match="str_length"):
         QuarantineRow.validate(quarantine_frame([{"source": "s", "reason": ""}]), lazy=True)
+
+
+def test_quarantine_reasons_keep_the_model_names_users_saw():
+    """fct_quarantine.reason and values_nulled name the model as before the classes were named by what they hold."""
+    from pipelines.lib.mlperf.tables import TABLES, _validated
+
+    row = {"round": "v4.1", "submitter": "acme", "system": "box", "system_name": "Box", "division": "weird"}
+    frames = _validated({"training_systems": [row]}, {"training_systems": TABLES["training_systems"]}, [], "v4.1",
+                        "mlperf")
+    reason = "MlperfSystem.division failed isin(['closed', 'open']) (value 'weird')"
+    assert frames["training_systems"]["values_nulled"].to_list() == [f"{reason} (value nulled, row kept)"]
+    assert frames["quarantine"]["reason"].to_list() == [f"{reason}: value nulled, row kept"]

@@ -15,6 +15,7 @@ from pipelines.lib.staging.validation import quarantine_frame, validate_or_quara
 from schemas import polars_schema
 from schemas.mlperf import (
     NULLED_ON_FAILURE,
+    SHOWN_AS,
     HpcRun,
     HpcScaling,
     InferenceResult,
@@ -86,7 +87,7 @@ def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[s
                         parsed.quarantine, round_version, TRAINING.quarantine_source)
     events = _events_frame(parsed.events, round_version, parsed.runs)
     good, bad = validate_or_quarantine(events, TrainingEvent, source=TRAINING.quarantine_source, partition=round_version,
-                                       file_column="run_file")
+                                       file_column="run_file", shown_as=SHOWN_AS.get(TrainingEvent.__name__))
     frames["training_events"] = good
     frames["quarantine"] = pl.concat([frames["quarantine"], bad])
     return frames
@@ -116,7 +117,8 @@ def _validated(rows: dict[str, list[dict]], tables: dict[str, tuple], quarantine
     for table, (types, model, file_column) in tables.items():
         df = pl.DataFrame(rows[table], schema=types) if rows[table] else empty_frame(table)
         good, bad = validate_or_quarantine(df, model, source=source, partition=round_version, file_column=file_column,
-                                           nulled_on_failure=NULLED_ON_FAILURE.get(model.__name__, ()))
+                                           nulled_on_failure=NULLED_ON_FAILURE.get(model.__name__, ()),
+                                           shown_as=SHOWN_AS.get(model.__name__))
         frames[table] = good
         quarantined.append(bad)
     frames["quarantine"] = pl.concat(quarantined)
