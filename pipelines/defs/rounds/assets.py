@@ -102,7 +102,7 @@ def weekly_schedule(suite: Suite, partitions: dg.DynamicPartitionsDefinition, jo
 def fetch_results_archive(context: dg.AssetExecutionContext, suite: Suite, results_source: MlperfResultsSource,
                           warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
     round_version = context.partition_key
-    migrated = migrate_training_names(context.instance, warehouse_location.path())  # a run of `dg dev` comes here
+    migrated = migrate_training_names(context.instance, warehouse_location.path())  # a round job the UI launches migrates too
     if migrated:
         context.log.info(migrated)
     template = results_source.template_for(suite)
