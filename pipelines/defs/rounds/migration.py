@@ -1,4 +1,4 @@
-"""The one-time move of a warehouse from Training's "mlperf" names to its "training" names: its staged files
+"""The one-time move of a warehouse from Training's `mlperf` names to its `training` names: its staged files
 (`lib/mlperf/training_rename.py`) and its instance's Training partitions (`mlperf_round` → `training_round`).
 
 The CLI's refresh runs it first, under the refresh lock; every round job's results archive runs it too, so a
