@@ -41,7 +41,7 @@ frames = round_frames(Path(sys.argv[1]), "v4.1", RoundRules(package_ruleset("v4.
 reasons = frames["quarantine"].filter(frames["quarantine"]["file"].str.ends_with("result_9.txt"))["reason"].to_list()
 peak = int(next(l for l in open("/proc/self/status") if l.startswith("VmHWM")).split()[1]) // 1024  # this process only
 print(f"{time.perf_counter() - started:.1f} s, peak RSS {peak} MB, "
-      f"runs {frames['mlperf_runs'].height}; result_9.txt: {reasons[0] if reasons else 'not quarantined'}")
+      f"runs {frames['training_runs'].height}; result_9.txt: {reasons[0] if reasons else 'not quarantined'}")
 """
 
 

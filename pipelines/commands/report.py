@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from pipelines.commands import add_warehouse_dir, warehouse_base
+from pipelines.lib.mlperf.suites import INFERENCE, TRAINING
 
 EXAMPLES = """examples:
   mlperf-warehouse report --round v4.1 --out report/
@@ -21,7 +22,7 @@ def register(subparsers) -> None:
         "report", help="render the scaling and cost report (HTML + PNG charts)",
         description="The weak and convergence scaling, cost-to-train and MFU report of one benchmark in one round.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--suite", choices=("training", "inference"), default="training",
+    p.add_argument("--suite", choices=(TRAINING.name, INFERENCE.name), default=TRAINING.name,
                    help="training (default): a benchmark's scaling and cost report; inference: results priced per million")
     p.add_argument("--round", required=True, metavar="V", help="a round loaded in the warehouse, e.g. v4.1")
     p.add_argument("--model", metavar="NAME", help="inference: one model, e.g. llama2-70b-99 (default: all)")
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
     base = warehouse_base(args)
     round_version = parse_round(args.round)
-    if args.suite == "inference":
+    if args.suite == INFERENCE.name:
         return _inference(args, base, round_version)
     accelerators = [a.strip() for a in (args.accelerators or "").split(",") if a.strip()] or None
     with connect_published(base) as con:

@@ -1,5 +1,5 @@
 """Run a refresh in-process with the definitions' own jobs (operations/jobs.py), on the persistent
-instance that `dg dev` shows: one round job run per round of each suite the settings load (mlperf_round_job
+instance that `dg dev` shows: one round job run per round of each suite the settings load (training_round_job
 for Training, hpc_round_job for HPC, ...), one prices_job run for today, one warehouse_job run, then one
 outputs_job run after a publish.
 
@@ -76,15 +76,21 @@ def _refresh_on(
     price_sources=None,
 ) -> RefreshSummary:
     from pipelines.defs.rounds.assets import SUITE_ROUNDS
+    from pipelines.defs.rounds.migration import migrate_training_names
     from pipelines.defs.warehouse.models import warehouse_models
 
+    summary = RefreshSummary()
+    started = time.perf_counter()
+    migrated = migrate_training_names(instance, warehouse_dir())  # before any partition or staged file is read
+    if migrated:
+        summary.steps.append(StepOutcome("migration", True, time.perf_counter() - started, migrated))
+        progress(f"migrated: {migrated}")
     wanted_by_suite = settings.sources.loaded()
     for suite, wanted in wanted_by_suite:
         partitions = SUITE_ROUNDS[suite.name].partitions
         instance.add_dynamic_partitions(
             partitions.name, [r for r in wanted if not instance.has_dynamic_partition(partitions.name, r)])
     resources = job_resources(settings, backoff_seconds=backoff_seconds, price_sources=price_sources)
-    summary = RefreshSummary()
     steps = [(suite, r) for suite, wanted in wanted_by_suite for r in wanted]
     for index, (suite, round_version) in enumerate(steps, 1):
         label = suite.round_label(round_version)

@@ -1,7 +1,7 @@
 -- model: int_result_score
 -- kind: table
 -- grain: round, submitter, system, benchmark, rules_basis
--- depends on: int_run_scoring, stg_mlperf_scaling, stg_mlperf_runs
+-- depends on: int_run_scoring, stg_training_scaling, stg_training_runs
 -- description: The official score of each result under each rule basis (published, current).
 -- The official score under each rule basis: the olympic mean of the runs that count, in minutes,
 -- times the benchmark folder's scaling.json factor (as published); NULL, with the reason, where
@@ -9,7 +9,7 @@
 -- The scaling factor of a result without scaling.json (`rcp_scaling_source`): the factor published with the same
 -- runs under another name in the round (identical logs, identical scores), else 1, as the summarizer prints it:
 -- it reads scaling.json before its RCP check writes one (6.0 on), and the published archive records what the
--- review wrote. The factor the RCP checker would write for the logs is beside it (stg_mlperf_rcp), not applied:
+-- review wrote. The factor the RCP checker would write for the logs is beside it (stg_training_rcp), not applied:
 -- on the shared v6.0 it is 1.0034 and 1.0188 where MLCommons published 1.
 -- Too many runs dropped names every cause: how many runs each reason dropped, and which (up to three
 -- file names a reason), most common first.
@@ -41,7 +41,7 @@ drop_causes as (
 run_sets as (
     -- the runs of a result, by identity: the same set under two names is the same result
     select round, submitter, system, benchmark, string_agg(run_identity, ',' order by run_identity) as run_set
-    from stg_mlperf_runs
+    from stg_training_runs
     group by all
 ),
 
@@ -54,7 +54,7 @@ same_runs_factor as (
     join run_sets as twin
         on twin.round = bare.round and twin.benchmark = bare.benchmark and twin.run_set = bare.run_set
         and (twin.submitter, twin.system) <> (bare.submitter, bare.system)
-    join stg_mlperf_scaling as s
+    join stg_training_scaling as s
         on s.round = twin.round and s.submitter = twin.submitter and s.system = twin.system
         and s.benchmark = twin.benchmark and s.scaling_factor is not null
     group by all
@@ -74,7 +74,7 @@ factors as (
             else 'none'
         end as rcp_scaling_source
     from run_sets as r
-    left join stg_mlperf_scaling as scaling using (round, submitter, system, benchmark)
+    left join stg_training_scaling as scaling using (round, submitter, system, benchmark)
     left join same_runs_factor as twin using (round, submitter, system, benchmark)
 ),
 
@@ -123,6 +123,6 @@ select
         when r.runs_in_mean = 0 then 'no runs left after olympic trimming'
     end as no_score_reason
 from results as r
-left join stg_mlperf_scaling as scaling using (round, submitter, system, benchmark)
+left join stg_training_scaling as scaling using (round, submitter, system, benchmark)
 left join drop_causes as d using (round, submitter, system, benchmark, rules_basis)
 left join factors as f using (round, submitter, system, benchmark)

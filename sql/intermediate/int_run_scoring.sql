@@ -1,7 +1,7 @@
 -- model: int_run_scoring
 -- kind: table
 -- grain: round, run_file, rules_basis
--- depends on: stg_mlperf_runs, dim_benchmark
+-- depends on: stg_training_runs, dim_benchmark
 -- description: Whether each run counts toward its result's score, under each rule basis.
 -- Whether each run counts toward its result's score, under two rule bases:
 --   'published' — the round's own mlcommons/logging release (the score as MLCommons published it),
@@ -12,11 +12,11 @@
 with verdicts as (
     select round, submitter, system, benchmark, run_file, time_to_train_minutes,
         'published' as rules_basis, drop_reason
-    from stg_mlperf_runs
+    from stg_training_runs
     union all
     select round, submitter, system, benchmark, run_file, time_to_train_minutes,
         'current' as rules_basis, current_rules_drop_reason as drop_reason
-    from stg_mlperf_runs
+    from stg_training_runs
 ),
 
 runs as (

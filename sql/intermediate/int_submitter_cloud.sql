@@ -1,7 +1,7 @@
 -- model: int_submitter_cloud
 -- kind: table
 -- grain: submitter, provider
--- depends on: stg_mlperf_systems, stg_mlperf_runs, raw_cloud_provider_seed
+-- depends on: stg_training_systems, stg_training_runs, raw_cloud_provider_seed
 -- description: Which MLPerf submitters are a cloud themselves: the one definition of the native-cloud rule.
 -- The rule: a submitter (results folder name) is the cloud `provider` when its lower-case name contains
 -- one of that provider's `submitter_fragment`s in pipelines/lib/reference/cloud_providers.csv (the seed
@@ -9,9 +9,9 @@
 -- seed has no native submitter. Read by mart_cost_to_train (is_native_cloud) and dim_system (a bare
 -- "available" system of a cloud is available in that cloud).
 with submitters as (
-    select submitter from stg_mlperf_systems
+    select submitter from stg_training_systems
     union
-    select submitter from stg_mlperf_runs
+    select submitter from stg_training_runs
 ),
 
 fragments as (

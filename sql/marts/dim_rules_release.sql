@@ -1,7 +1,7 @@
 -- model: dim_rules_release
 -- kind: table
 -- grain: suite, round
--- depends on: stg_mlperf_rules, stg_hpc_rules
+-- depends on: stg_training_rules, stg_hpc_rules
 -- description: Which mlcommons/logging release judged each Training and HPC round, how it was found and trusted.
 -- columns:
 --   suite varchar: training or hpc (vocabulary suite)
@@ -16,6 +16,6 @@
 -- was chosen. A round the reviewed table (pipelines/lib/mlperf/rules_refs.csv) does not list takes the newest
 -- release tag of its own line that ships its rule folder, else the default branch's head; a ref the table
 -- does not list is trusted on first use (docs: Scoring).
-select 'training' as suite, round, ref, ref_source, rule_folder, provisional, why, trust from stg_mlperf_rules
+select 'training' as suite, round, ref, ref_source, rule_folder, provisional, why, trust from stg_training_rules
 union all
 select 'hpc' as suite, round, ref, ref_source, rule_folder, provisional, why, trust from stg_hpc_rules

@@ -1,7 +1,7 @@
 -- model: dim_submitter
 -- kind: table
 -- grain: submitter
--- depends on: stg_mlperf_runs, stg_mlperf_systems, raw_submitter_alias_seed
+-- depends on: stg_training_runs, stg_training_systems, raw_submitter_alias_seed
 -- description: Every submitter folder spelling, with the one spelling of its organization and why.
 -- columns:
 --   submitter varchar
@@ -15,9 +15,9 @@
 with spellings as (
     select submitter, round, count(*) as results
     from (
-        select submitter, round from stg_mlperf_runs
+        select submitter, round from stg_training_runs
         union all
-        select submitter, round from stg_mlperf_systems
+        select submitter, round from stg_training_systems
     )
     where submitter is not null
     group by all

@@ -1,7 +1,7 @@
 -- model: dim_system
 -- kind: table
 -- grain: round, submitter, system
--- depends on: stg_mlperf_systems, raw_mlperf_accelerator_map, int_submitter_cloud, dim_submitter, dim_accelerator, raw_framework_family_seed
+-- depends on: stg_training_systems, raw_mlperf_accelerator_map, int_submitter_cloud, dim_submitter, dim_accelerator, raw_framework_family_seed
 -- description: Systems of every round, with the accelerator key of dim_accelerator.
 -- columns:
 --   round varchar
@@ -47,7 +47,7 @@ system_frameworks as (
         list_sort(list_distinct(list(f.framework_family) filter (
             where regexp_matches(lower(coalesce(s.framework, '')), f.pattern)))) as in_description,
         any_value(s.framework) as framework
-    from stg_mlperf_systems as s
+    from stg_training_systems as s
     cross join families as f
     group by all
 ),
@@ -108,7 +108,7 @@ select
     end as accelerator_memory_source,
     coalesce(f.framework_family, 'unknown') as framework_family,
     s.values_nulled
-from stg_mlperf_systems as s
+from stg_training_systems as s
 left join raw_mlperf_accelerator_map as map using (accelerator_model_name, system_name)
 left join dim_submitter as sub on sub.submitter = s.submitter
 left join dim_accelerator as a on a.accelerator = map.accelerator

@@ -1,7 +1,7 @@
 -- model: fct_power_log
 -- kind: table
 -- grain: round, power_file
--- depends on: stg_mlperf_power, stg_mlperf_runs
+-- depends on: stg_training_power, stg_training_runs
 -- description: One row per power log of a power submission, with the energy it adds to its run, in joules.
 -- columns:
 --   round varchar
@@ -45,8 +45,8 @@ with logs as (
             when regexp_matches(lower(p.submitter || '/' || p.system), '(^|[-_/])ac([-_/]|$)') then 'AC'
             when regexp_matches(lower(p.submitter || '/' || p.system), '(^|[-_/])dc([-_/]|$)') then 'DC'
         end as name_measurement_type
-    from stg_mlperf_power as p
-    left join stg_mlperf_runs as r
+    from stg_training_power as p
+    left join stg_training_runs as r
         on r.round = p.round and r.submitter = p.submitter and r.system = p.system and r.benchmark = p.benchmark
         and regexp_replace(r.run_file_name, '\.txt$', '') = p.result_name
 )

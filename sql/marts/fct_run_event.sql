@@ -1,7 +1,7 @@
 -- model: fct_run_event
 -- kind: view
 -- grain: round, run_file, lineno
--- depends on: stg_mlperf_events, stg_mlperf_runs
+-- depends on: stg_training_events, stg_training_runs
 -- description: One row per timeline event of a result log, with its offset from run_start.
 -- columns:
 --   round varchar
@@ -20,10 +20,10 @@
 --   status varchar: the metadata status (run_stop: success or aborted)
 --   seconds_since_run_start double: seconds from the run's run_start to this event
 -- One row per timeline event of a result log, in log order, with its offset from run_start.
--- A view: the ~10^6 events are stored once (raw_mlperf_events), not twice; a query over all of them
+-- A view: the ~10^6 events are stored once (raw_training_events), not twice; a query over all of them
 -- takes milliseconds.
 select
     events.* replace (try_cast(events.samples_count as bigint) as samples_count),  -- a count
     (events.time_ms - runs.run_start_ms) / 1000.0 as seconds_since_run_start
-from stg_mlperf_events as events
-left join stg_mlperf_runs as runs using (run_file, round)
+from stg_training_events as events
+left join stg_training_runs as runs using (run_file, round)

@@ -1,7 +1,7 @@
 -- model: fct_training_result
 -- kind: table
 -- grain: round, submitter, system, benchmark
--- depends on: int_result_score, fct_training_run, dim_system, stg_mlperf_rules, stg_mlperf_rcp
+-- depends on: int_result_score, fct_training_run, dim_system, stg_training_rules, stg_training_rcp
 -- description: Official results: the score as published and under today's rules, with the runs behind it.
 -- columns:
 --   round varchar
@@ -146,8 +146,8 @@ join runs
     and runs.system = published.system and runs.benchmark = published.benchmark
 left join dim_system as sys
     on sys.round = published.round and sys.submitter = published.submitter and sys.system = published.system
-left join stg_mlperf_rules as rules on rules.round = published.round
-left join stg_mlperf_rcp as rcp
+left join stg_training_rules as rules on rules.round = published.round
+left join stg_training_rcp as rcp
     on rcp.round = published.round and rcp.submitter = published.submitter and rcp.system = published.system
     and rcp.benchmark = published.benchmark
 where published.rules_basis = 'published'

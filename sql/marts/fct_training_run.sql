@@ -1,7 +1,7 @@
 -- model: fct_training_run
 -- kind: table
 -- grain: round, run_file
--- depends on: stg_mlperf_runs, int_run_scoring, dim_benchmark, dim_benchmark_dataset, fct_power_log
+-- depends on: stg_training_runs, int_run_scoring, dim_benchmark, dim_benchmark_dataset, fct_power_log
 -- description: One row per result file: verdicts under both rule bases, times, samples, throughputs.
 -- columns:
 --   round varchar
@@ -95,7 +95,7 @@ with runs as (
         coalesce(b.samples_to_converge_min, m.samples_to_converge_min) as samples_min,
         coalesce(b.samples_to_converge_max, m.samples_to_converge_max) as samples_max,
         coalesce(b.bounds_source, m.bounds_source) as bounds_source
-    from stg_mlperf_runs as r
+    from stg_training_runs as r
     left join dim_benchmark as b on b.benchmark = r.benchmark
     -- the v0.6 Mask R-CNN folder is `mask`
     left join dim_benchmark as m on r.benchmark = 'mask' and m.benchmark = 'maskrcnn'

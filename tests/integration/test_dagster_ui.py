@@ -64,12 +64,12 @@ def test_graphql_lists_every_asset_and_the_cli_materializations(ui):
     latest = {"/".join(n["key"]["path"]): n["assetMaterializations"] for n in data["assetsOrError"]["nodes"]}
     runs = _graphql(url, "{ runsOrError { ... on Runs { results { runId jobName status } } } }")["runsOrError"]["results"]
     cli_runs = {run["runId"]: run for run in runs}
-    assert {run["jobName"] for run in runs} == {"mlperf_round_job", "warehouse_job", "outputs_job"}
+    assert {run["jobName"] for run in runs} == {"training_round_job", "warehouse_job", "outputs_job"}
     assert all(run["status"] == "SUCCESS" for run in runs), runs
     materialized = every_key - price_keys - site_keys - other_suites  # prices were off
     assert all(latest.get(key) for key in materialized), [k for k in materialized if not latest.get(k)]
     assert all(latest[key][0]["runId"] in cli_runs for key in materialized)
-    assert latest["mlperf_round_tables"][0]["partition"] == "v4.1"
+    assert latest["training_round_tables"][0]["partition"] == "v4.1"
     assert not any(latest.get(key) for key in price_keys)
 
 
@@ -104,9 +104,9 @@ def test_every_public_table_has_lineage_from_the_archives_or_price_lists(ui):
         seeds_only |= more
     for key in set(public) - seeds_only:
         found = ancestors(key)
-        archives = {"mlperf_results_archive", "hpc_results_archive", "inference_results_archive"}
+        archives = {"training_results_archive", "hpc_results_archive", "inference_results_archive"}
         assert found & archives or found & {k for k, g in groups.items() if g == "prices"}, key
-    assert {"mlperf_results_archive", "mlperf_rules_archive"} <= ancestors("fct_training_result")
+    assert {"training_results_archive", "training_rules_archive"} <= ancestors("fct_training_result")
     assert {"aws_prices", "azure_prices"} <= ancestors("mart_cost_to_train")
     assert "fct_training_result" in ancestors("mart_scaling_efficiency")
 
@@ -143,7 +143,7 @@ def test_the_ui_shows_the_cli_runs_partitions_and_checks(ui):
         expect(page.get_by_text("Materialized", exact=True).first).to_be_visible()
         page.screenshot(path=str(shots / "asset_catalog.png"), full_page=True)
 
-        page.goto(f"{url}/assets/mlperf_round_tables?view=partitions")
+        page.goto(f"{url}/assets/training_round_tables?view=partitions")
         try:
             expect(page.get_by_text("v4.1", exact=True).first).to_be_visible()
             expect(page.get_by_text("Materialized (1)").first).to_be_visible()
@@ -159,7 +159,7 @@ def test_the_ui_shows_the_cli_runs_partitions_and_checks(ui):
         page.goto(f"{url}/runs")
         for run in runs:
             expect(page.get_by_text(run["runId"][:8]).first).to_be_visible()
-        for job_name in ("mlperf_round_job", "warehouse_job", "outputs_job"):
+        for job_name in ("training_round_job", "warehouse_job", "outputs_job"):
             expect(page.get_by_text(job_name).first).to_be_visible()
         page.screenshot(path=str(shots / "runs.png"), full_page=True)
         browser.close()
@@ -172,7 +172,7 @@ def test_the_jobs_cover_every_asset_and_check_by_group():
 
     definitions = defs()
     graph = definitions.get_repository_def().asset_graph
-    groups = {"mlperf_round_job": {"mlperf"}, "hpc_round_job": {"hpc"}, "inference_round_job": {"inference"},
+    groups = {"training_round_job": {"training"}, "hpc_round_job": {"hpc"}, "inference_round_job": {"inference"},
               "prices_job": {"prices"},
               "warehouse_job": {"staging", "core", "metrics"}, "outputs_job": {"outputs"}, "site_job": {"site"}}
     covered = set()

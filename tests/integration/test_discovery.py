@@ -14,7 +14,7 @@ from pipelines.lib.mlperf.discovery import discover_rounds
 from pipelines.lib.mlperf.suites import TRAINING
 from support.http_server import LoopbackServer, Reply
 
-mlperf_rounds = SUITE_ROUNDS[TRAINING.name].partitions
+training_rounds = SUITE_ROUNDS[TRAINING.name].partitions
 
 ETAG = '"repos-v1"'
 PAGE_1 = ["training_results_v5.1", "inference_results_v5.0", "training_results_v6.0", "training_policies"]
@@ -65,27 +65,27 @@ def test_discover_rounds_follows_pages_and_sends_token(github):
 
 def test_sensor_adds_new_round_then_304_then_rate_limit(github):
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions(mlperf_rounds.name, ["v4.1", "v5.0", "v5.1"])
+    instance.add_dynamic_partitions(training_rounds.name, ["v4.1", "v5.0", "v5.1"])
     instance.add_dynamic_partitions("mlperf_hpc_round", ["v3.0"])
 
     result = evaluate(instance, None)
     assert isinstance(result, dg.SensorResult)
     assert [(r.job_name, r.partition_key) for r in result.run_requests] == [
-        ("mlperf_round_job", "v6.0"), ("hpc_round_job", "v4.0")]
-    # the request runs a job of the sensor, mlperf_round_job: the whole mlperf group for that round
+        ("training_round_job", "v6.0"), ("hpc_round_job", "v4.0")]
+    # the request runs a job of the sensor, training_round_job: the whole mlperf group for that round
     assert result.run_requests[0].asset_selection is None
     from pipelines.definitions import defs
 
-    job = defs().resolve_job_def("mlperf_round_job")
+    job = defs().resolve_job_def("training_round_job")
     assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} >= {
-        "mlperf_results_archive", "mlperf_rules_archive", "mlperf_round_tables"}
+        "training_results_archive", "training_rules_archive", "training_round_tables"}
     add, add_hpc = result.dynamic_partitions_requests
-    assert add.partitions_def_name == "mlperf_round" and list(add.partition_keys) == ["v6.0"]
+    assert add.partitions_def_name == "training_round" and list(add.partition_keys) == ["v6.0"]
     assert add_hpc.partitions_def_name == "mlperf_hpc_round" and list(add_hpc.partition_keys) == ["v4.0"]
     assert json.loads(result.cursor) == {"etag": ETAG}
 
     # Second evaluation sends the ETag; 304 means nothing new and costs no rate limit.
-    instance.add_dynamic_partitions(mlperf_rounds.name, ["v6.0"])
+    instance.add_dynamic_partitions(training_rounds.name, ["v6.0"])
     instance.add_dynamic_partitions("mlperf_hpc_round", ["v4.0"])
     again = evaluate(instance, result.cursor)
     assert isinstance(again, dg.SkipReason) and "304" in again.skip_message
@@ -110,7 +110,7 @@ def test_sensor_tick_registers_partition_and_run(github):
         context = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), cursor=None,
                                           definitions=defs(), sensor_name=mlperf_round_discovery.name)
         data = mlperf_round_discovery.evaluate_tick(context)
-    assert sorted(r.partition_key for r in data.run_requests if r.job_name == "mlperf_round_job") == [
+    assert sorted(r.partition_key for r in data.run_requests if r.job_name == "training_round_job") == [
         "v4.1", "v5.0", "v5.1", "v6.0"]
     assert [r.partition_key for r in data.run_requests if r.job_name == "hpc_round_job"] == ["v3.0", "v4.0"]
     assert [list(r.partition_keys) for r in data.dynamic_partitions_requests] == [
@@ -131,17 +131,17 @@ def test_configured_rounds_become_partitions_without_github(monkeypatch):
     monkeypatch.setenv("MLPERF_ROUNDS", "v4.1,v5.0")
     monkeypatch.setenv("MLPERF_HPC_ROUNDS", "v1.0,v3.0")
     with dg.instance_for_test() as instance:
-        instance.add_dynamic_partitions("mlperf_round", ["v4.1"])
+        instance.add_dynamic_partitions("training_round", ["v4.1"])
         instance.add_dynamic_partitions("mlperf_hpc_round", ["v1.0"])
         context = dg.build_sensor_context(instance=instance, instance_ref=instance.get_ref(), cursor=None,
                                           definitions=defs(), sensor_name=configured_rounds.name)
         data = configured_rounds.evaluate_tick(context)
         # each suite's own partitions: HPC v3.0 is not Training's, and HPC v1.0 being known says nothing of Training's
         assert [(r.job_name, r.partition_key) for r in data.run_requests] == [
-            ("mlperf_round_job", "v5.0"), ("hpc_round_job", "v3.0")]
+            ("training_round_job", "v5.0"), ("hpc_round_job", "v3.0")]
         assert [(r.partitions_def_name, list(r.partition_keys)) for r in data.dynamic_partitions_requests] == [
-            ("mlperf_round", ["v5.0"]), ("mlperf_hpc_round", ["v3.0"])]
-        instance.add_dynamic_partitions("mlperf_round", ["v5.0"])
+            ("training_round", ["v5.0"]), ("mlperf_hpc_round", ["v3.0"])]
+        instance.add_dynamic_partitions("training_round", ["v5.0"])
         instance.add_dynamic_partitions("mlperf_hpc_round", ["v3.0"])
         again = configured_rounds.evaluate_tick(context)
         assert not again.run_requests and "already" in again.skip_message

@@ -1,6 +1,6 @@
 """A Training round whose archive holds paths twice (tar allows it; GitHub's archives never do), refreshed over real
 HTTP on 127.0.0.1: a second `scaling.json` for a benchmark folder used to fail the grain test of
-`stg_mlperf_scaling` and leave the whole round out of the build. Now every second copy (scaling.json, a result log,
+`stg_training_scaling` and leave the whole round out of the build. Now every second copy (scaling.json, a result log,
 the systems file) is a quarantine row naming its path, and the round publishes as its first copies say."""
 
 from __future__ import annotations

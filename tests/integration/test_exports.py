@@ -70,7 +70,7 @@ def test_csv_export_selected_tables(built, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == [EXPORT_MARKER, "dim_system.csv", "manifest.json"]
 
 
-@pytest.mark.parametrize("bad", ['fct_training_result" ; drop table dim_system; --', "raw_mlperf_runs", "_build_info"])
+@pytest.mark.parametrize("bad", ['fct_training_result" ; drop table dim_system; --', "raw_training_runs", "_build_info"])
 def test_only_public_catalog_tables_are_exported(built, tmp_path, bad):
     with pytest.raises(ValueError, match="unknown table"):
         export(tmp_path / "x", "parquet", [bad])

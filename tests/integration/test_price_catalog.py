@@ -428,9 +428,9 @@ def native_clouds(submitters: list[str]) -> set[tuple[str, str]]:
     """(submitter, provider) pairs of the one native-cloud rule, the model int_submitter_cloud."""
     con = duckdb.connect()
     load_seeds(con)
-    con.execute("create table stg_mlperf_systems (submitter varchar)")
-    con.executemany("insert into stg_mlperf_systems values (?)", [[s] for s in submitters])
-    con.execute("create table stg_mlperf_runs as select * from stg_mlperf_systems where false")
+    con.execute("create table stg_training_systems (submitter varchar)")
+    con.executemany("insert into stg_training_systems values (?)", [[s] for s in submitters])
+    con.execute("create table stg_training_runs as select * from stg_training_systems where false")
     return set(con.execute(load_models()["int_submitter_cloud"].sql).fetchall())
 
 

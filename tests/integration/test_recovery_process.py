@@ -80,7 +80,7 @@ def test_the_next_refresh_removes_stale_files_and_rebuilds_a_truncated_published
              warehouse / "builds" / "mlperf-20200101T000000000000Z.duckdb",  # an unfinished build
              warehouse / "builds" / "mlperf-20200101T000000000000Z.duckdb.wal",
              warehouse / "builds" / "mlperf-20990101T000000000000Z.duckdb.wal",
-             warehouse / "staging" / "mlperf_runs" / ".v4.1.parquet.0123.tmp"]
+             warehouse / "staging" / "training_runs" / ".v4.1.parquet.0123.tmp"]
     for path in stale:
         path.write_bytes(b"\0" * 4096)
         os.utime(path, (old, old))

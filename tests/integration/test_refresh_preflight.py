@@ -48,7 +48,7 @@ def test_nothing_changed_skips_dagster_until_a_source_changes(tmp_path, monkeypa
     assert "published" in refresh()
     home = warehouse / "dagster"
     first = _runs(home)
-    assert {"mlperf_round_job", "warehouse_job", "outputs_job"} <= set(first)
+    assert {"training_round_job", "warehouse_job", "outputs_job"} <= set(first)
     published = (warehouse / "mlperf.duckdb").stat()
 
     out = refresh()

@@ -21,9 +21,9 @@ pytestmark = [pytest.mark.slow]
 
 def _break_round(base, round_version: str) -> None:
     """Stage the round's runs with one result file listed twice: fct_training_run's grain breaks."""
-    runs = pl.read_parquet([p for p in staged_files("mlperf_runs", base) if p.stem == round_version])
+    runs = pl.read_parquet([p for p in staged_files("training_runs", base) if p.stem == round_version])
     doubled = pl.concat([runs, runs.head(1)])
-    write_staged("mlperf_runs", round_version, doubled.select(list(TABLES["mlperf_runs"][0])), base)
+    write_staged("training_runs", round_version, doubled.select(list(TABLES["training_runs"][0])), base)
 
 
 def _results(base) -> dict[str, int]:

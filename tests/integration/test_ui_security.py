@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.subprocess]
 
 KEY = "AIzaFAKE-ui-3f1b9c0d7e-not-a-real-key"
 LAUNCH = ('mutation { launchRun(executionParams: { selector: { repositoryLocationName: "mlperf_warehouse", '
-          'repositoryName: "__repository__", jobName: "mlperf_round_job" }, runConfigData: "{}", '
+          'repositoryName: "__repository__", jobName: "training_round_job" }, runConfigData: "{}", '
           'executionMetadata: { tags: [{ key: "dagster/partition", value: "v4.1" }] } }) { __typename '
           '... on PythonError { message } ... on UnauthorizedError { message } ... on RunConfigValidationInvalid '
           '{ errors { message } } } }')

@@ -19,7 +19,7 @@ from support.logs import serve_package_rules, write_ssd_archive
 
 pytestmark = [pytest.mark.slow]
 
-ROUND_ASSETS, mlperf_rounds = SUITE_ROUNDS[TRAINING.name].assets, SUITE_ROUNDS[TRAINING.name].partitions
+ROUND_ASSETS, training_rounds = SUITE_ROUNDS[TRAINING.name].assets, SUITE_ROUNDS[TRAINING.name].partitions
 
 ROUND = "v4.1"
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -41,7 +41,7 @@ def staged(warehouse, tmp_path):
         "build_assumptions": BuildAssumptions(),
     }
     with warehouse_instance() as instance:
-        instance.add_dynamic_partitions(mlperf_rounds.name, [ROUND])
+        instance.add_dynamic_partitions(training_rounds.name, [ROUND])
         result = dg.materialize(ROUND_ASSETS, partition_key=ROUND, instance=instance, resources=resources,
                                 run_config=QUIET)
         assert result.success
@@ -61,11 +61,11 @@ def test_the_asset_graph_has_one_asset_per_model_grouped_by_layer():
     assert set(warehouse_models.keys) == {dg.AssetKey(name) for name in MODELS}
     specs = {spec.key.to_user_string(): spec for spec in warehouse_models.specs}
     assert {spec.group_name for spec in specs.values()} == {"staging", "core", "metrics"}
-    assert specs["stg_mlperf_runs"].group_name == "staging" and group_of("int_run_scoring") == "core"
+    assert specs["stg_training_runs"].group_name == "staging" and group_of("int_run_scoring") == "core"
     assert specs["mart_utilization"].group_name == "metrics" and specs["dim_system"].group_name == "core"
     assert {d.asset_key.to_user_string() for d in specs["fct_training_result"].deps} == {
-        "int_result_score", "fct_training_run", "dim_system", "stg_mlperf_rules", "stg_mlperf_rcp"}
-    assert {d.asset_key.to_user_string() for d in specs["stg_mlperf_runs"].deps} == {"mlperf_round_tables"}
+        "int_result_score", "fct_training_run", "dim_system", "stg_training_rules", "stg_training_rcp"}
+    assert {d.asset_key.to_user_string() for d in specs["stg_training_runs"].deps} == {"training_round_tables"}
     assert "azure_prices" in {d.asset_key.to_user_string() for d in specs["stg_cloud_prices"].deps}
     # a seed is no asset: dim_benchmark's only upstream asset is the model of its other seed
     assert [d.asset_key.to_user_string() for d in specs["dim_benchmark"].deps] == ["dim_benchmark_dataset"]

@@ -139,8 +139,8 @@ def build_fixture(con: duckdb.DuckDBPyConnection) -> None:
 def submitters_of(con: duckdb.DuckDBPyConnection) -> None:
     """The staging tables int_submitter_cloud reads, as far as it reads them (the submitters), from
     the hand-made dim_system and fct_training_result."""
-    con.execute("create or replace table stg_mlperf_systems as select distinct submitter from dim_system")
-    con.execute("create or replace table stg_mlperf_runs as select distinct submitter from fct_training_result")
+    con.execute("create or replace table stg_training_systems as select distinct submitter from dim_system")
+    con.execute("create or replace table stg_training_runs as select distinct submitter from fct_training_result")
 
 
 def mart_test_failures(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -13,7 +13,7 @@ from pipelines.lib.staging.validation import QUARANTINE_SCHEMA
 
 def stage_round(base: Path, round_version: str, systems: int = 2, runs_per_system: int = 5) -> None:
     """`systems` systems, each with one benchmark scored from `runs_per_system` runs."""
-    run_types, system_types, scaling_types = (TABLES[t][0] for t in ("mlperf_runs", "mlperf_systems", "mlperf_scaling"))
+    run_types, system_types, scaling_types = (TABLES[t][0] for t in ("training_runs", "training_systems", "training_scaling"))
     runs = [
         {"round": round_version, "submitter": "acme", "system": f"sys{s}", "benchmark": "bert",
          "run_file": f"acme/results/sys{s}/bert/result_{i}.txt", "status": "success",
@@ -28,9 +28,9 @@ def stage_round(base: Path, round_version: str, systems: int = 2, runs_per_syste
         for s in range(systems)
     ]
     quarantine = [{"source": "mlperf", "partition": round_version, "file": "acme/bad.txt", "reason": "unparseable"}]
-    write_staged("mlperf_runs", round_version, pl.DataFrame(runs, schema=run_types), base)
-    write_staged("mlperf_systems", round_version, pl.DataFrame(system_rows, schema=system_types), base)
-    write_staged("mlperf_scaling", round_version, pl.DataFrame(schema=scaling_types), base)
+    write_staged("training_runs", round_version, pl.DataFrame(runs, schema=run_types), base)
+    write_staged("training_systems", round_version, pl.DataFrame(system_rows, schema=system_types), base)
+    write_staged("training_scaling", round_version, pl.DataFrame(schema=scaling_types), base)
     write_staged("quarantine", round_version, pl.DataFrame(quarantine, schema=QUARANTINE_SCHEMA), base)
 
 

@@ -5,7 +5,7 @@ One YAML file per model or macro, `sql/unit_tests/<model or macro>.yaml`: a list
     - name: drops_fastest_and_slowest                 # unique in its file (the test id: <file>::<name>)
       description: what property the case pins, and why it holds (the rule it comes from)
       inputs:                                         # relation -> its rows (or {rows: [...], types: {...}})
-        stg_mlperf_runs:
+        stg_training_runs:
           - {round: v4.1, run_file: a/result_0.txt, time_to_train_minutes: 10.0}
         dim_benchmark: []                             # an empty relation
       query: select ...                               # optional (required for a macro): what is compared

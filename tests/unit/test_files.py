@@ -51,9 +51,9 @@ def test_create_file_writes_a_new_file_whole_and_never_over_an_existing_one(tmp_
 
 
 def test_temp_files_are_hidden_beside_their_target_and_swept_when_stale(tmp_path):
-    for folder in ("raw/mlperf", "staging/mlperf_runs", "builds"):
+    for folder in ("raw/mlperf", "staging/training_runs", "builds"):
         (tmp_path / folder).mkdir(parents=True)
-    temps = [temp_path(tmp_path / folder / "x.parquet") for folder in ("raw/mlperf", "staging/mlperf_runs", "builds")]
+    temps = [temp_path(tmp_path / folder / "x.parquet") for folder in ("raw/mlperf", "staging/training_runs", "builds")]
     temps.append(temp_path(tmp_path / "mlperf.duckdb"))
     fresh = temp_path(tmp_path / "raw" / "mlperf" / "y.tar.gz")  # a download in progress
     for path in [*temps, fresh]:

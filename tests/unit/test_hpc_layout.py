@@ -55,9 +55,9 @@ def test_a_build_names_hpc_rounds_apart_from_training_rounds():
             key = RoundKey(suite, version)
             assert RoundKey.parse(str(key)) == key and key.label == suite.round_label(version)
     assert _round_of_file("hpc_runs", Path("hpc_runs/v3.0.parquet")) == "hpc:v3.0"
-    assert _round_of_file("mlperf_runs", Path("mlperf_runs/v3.0.parquet")) == "v3.0"
+    assert _round_of_file("training_runs", Path("training_runs/v3.0.parquet")) == "v3.0"
     assert _round_of_file("quarantine", Path("quarantine/hpc-v3.0.parquet")) == "hpc:v3.0"
-    assert _round_of_file("quarantine", Path("quarantine/mlperf-v3.0.parquet")) == "v3.0"
+    assert _round_of_file("quarantine", Path("quarantine/training-v3.0.parquet")) == "v3.0"
     assert _round_of_file("quarantine", Path("quarantine/prices-aws-2026-01-01.parquet")) is None
 
 

@@ -72,7 +72,7 @@ def test_a_member_over_the_member_limit_is_quarantined_naming_the_limit(tmp_path
     frames = round_frames(archive, "v4.1", package_rules("v4.1"))
     reasons = frames["quarantine"].filter(pl.col("file").str.ends_with("result_9.txt"))["reason"].to_list()
     assert len(reasons) == 1 and "over the 16 MiB member limit (MLPERF_MAX_MEMBER_BYTES)" in reasons[0]
-    assert frames["mlperf_runs"].height == 5  # the rest of the round is parsed
+    assert frames["training_runs"].height == 5  # the rest of the round is parsed
 
 
 def test_a_line_over_the_line_limit_refuses_the_member_without_buffering_it(tmp_path, monkeypatch):
@@ -81,7 +81,7 @@ def test_a_line_over_the_line_limit_refuses_the_member_without_buffering_it(tmp_
     frames = round_frames(archive, "v4.1", package_rules("v4.1"))
     reasons = frames["quarantine"].filter(pl.col("file").str.ends_with("result_9.txt"))["reason"].to_list()
     assert len(reasons) == 1 and "line longer than the 1 MiB line limit" in reasons[0]
-    assert frames["mlperf_runs"].height == 5
+    assert frames["training_runs"].height == 5
 
 
 def test_lines_without_a_log_token_cost_nothing_and_are_still_counted(tmp_path):
@@ -155,7 +155,7 @@ def test_deep_json_in_a_systems_file_is_quarantined(tmp_path):
     frames = _round(tmp_path, _good_runs() | {"Acme/systems/deep.json": deep})
     reasons = frames["quarantine"].filter(pl.col("file") == "Acme/systems/deep.json")["reason"].to_list()
     assert reasons and "nested deeper than 256" in reasons[0]
-    assert frames["mlperf_systems"]["system"].to_list() == ["box"]
+    assert frames["training_systems"]["system"].to_list() == ["box"]
 
 
 def test_deep_json_in_a_log_line_and_in_scaling_json_is_quarantined(tmp_path):
@@ -168,7 +168,7 @@ def test_deep_json_in_a_log_line_and_in_scaling_json_is_quarantined(tmp_path):
     assert "nested deeper" in q.filter(pl.col("file").str.ends_with("result_0.txt"))["payload"][0] or \
         "could not be parsed" in q.filter(pl.col("file").str.ends_with("result_0.txt"))["reason"][0]
     assert "nested deeper than 256" in q.filter(pl.col("file").str.ends_with("scaling.json"))["reason"][0]
-    run = frames["mlperf_runs"].filter(pl.col("run_file").str.ends_with("result_0.txt")).row(0, named=True)
+    run = frames["training_runs"].filter(pl.col("run_file").str.ends_with("result_0.txt")).row(0, named=True)
     assert run["parse_errors"] == 1 and run["drop_reason"]
 
 
@@ -177,12 +177,12 @@ def test_a_non_finite_timestamp_drops_the_run_and_never_becomes_a_nan_score(tmp_
     lines = open_ssd_run(10**6, 10)
     lines[-1] = re.sub(r'"time_ms": \d+', f'"time_ms": {bad}', lines[-1])  # the run_stop line
     frames = _round(tmp_path, _good_runs() | {"Acme/results/box/ssd/result_0.txt": "\n".join(lines).encode()})
-    runs = frames["mlperf_runs"]
+    runs = frames["training_runs"]
     minutes = [m for m in runs["time_to_train_minutes"].to_list() if m is not None]
     assert all(math.isfinite(m) for m in minutes)
     run = runs.filter(pl.col("run_file").str.ends_with("result_0.txt")).row(0, named=True)
     assert run["parse_errors"] == 1 and not run["passed_compliance"] and run["time_to_train_minutes"] is None
-    assert frames["mlperf_events"].select(pl.col("time_ms").is_finite().all()).item()
+    assert frames["training_events"].select(pl.col("time_ms").is_finite().all()).item()
 
 
 @pytest.mark.slow  # reads a shared archive whole, then builds
@@ -219,4 +219,4 @@ def test_one_real_v5_run_with_samples_count_1e12_keeps_its_run_and_nulls_the_val
     assert con.execute("select count(*) from fct_training_run").fetchone()[0] == 10
     # the other runs keep their samples; the timeline events of the edited blocks are quarantined
     assert con.execute("select count(samples_to_converge) from fct_training_run").fetchone()[0] == 9
-    assert con.execute("select max(samples_count) from stg_mlperf_events").fetchone()[0] < 1e10
+    assert con.execute("select max(samples_count) from stg_training_events").fetchone()[0] < 1e10

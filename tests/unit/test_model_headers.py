@@ -17,7 +17,7 @@ from pipelines.lib.warehouse.models import (
 )
 
 
-def header(name, *, kind="table", grain="id", deps="raw_mlperf_runs", description="a model") -> str:
+def header(name, *, kind="table", grain="id", deps="raw_training_runs", description="a model") -> str:
     lines = [f"-- model: {name}", f"-- kind: {kind}"]
     if grain is not None:
         lines.append(f"-- grain: {grain}")
@@ -33,7 +33,7 @@ def write(root: Path, layer: str, name: str, text: str) -> None:
 @pytest.fixture
 def sql(tmp_path):
     root = tmp_path / "sql"
-    write(root, "staging", "stg_runs", header("stg_runs", kind="view") + "select run_file as id from raw_mlperf_runs")
+    write(root, "staging", "stg_runs", header("stg_runs", kind="view") + "select run_file as id from raw_training_runs")
     write(root, "marts", "fct_runs", header("fct_runs", deps="stg_runs") +
           "with r as (select * from stg_runs) select id from r")
     return root
@@ -61,7 +61,7 @@ def test_header_is_parsed_and_prose_is_not(sql):
     models = load_models(sql)
     stg = models["stg_runs"]
     assert (stg.layer, stg.kind, stg.grain, stg.depends_on, stg.description) == (
-        "staging", "view", ("id",), ("raw_mlperf_runs",), "a model")
+        "staging", "view", ("id",), ("raw_training_runs",), "a model")
     assert model_order(models) == ["stg_runs", "fct_runs"]
 
 
@@ -109,17 +109,17 @@ def test_no_models_at_all_fails_loudly(tmp_path):
 
 
 def test_undeclared_read_and_unread_declaration_name_both(sql):
-    # reads raw_mlperf_runs in a subquery without declaring it; declares stg_runs, which it reads
+    # reads raw_training_runs in a subquery without declaring it; declares stg_runs, which it reads
     write(sql, "marts", "dim_x", header("dim_x", deps="stg_runs") +
-          "select id from stg_runs where id in (select run_file from raw_mlperf_runs)")
+          "select id from stg_runs where id in (select run_file from raw_training_runs)")
     # declares raw_quarantine but never reads it; a CTE named like a table is not a read
     write(sql, "marts", "dim_y", header("dim_y", deps="stg_runs, raw_quarantine") +
-          "with raw_mlperf_systems as (select id from stg_runs) select * from raw_mlperf_systems")
+          "with raw_training_systems as (select id from stg_runs) select * from raw_training_systems")
     models = load_models(sql)
     with pytest.raises(ModelError) as err:
         check_dependencies(duckdb.connect(), models)
     message = str(err.value)
-    assert "dim_x reads ['raw_mlperf_runs'] but does not declare it" in message
+    assert "dim_x reads ['raw_training_runs'] but does not declare it" in message
     assert "dim_y declares ['raw_quarantine'] in '-- depends on:' but does not read it" in message
     assert "fct_runs" not in message  # the CTE in fct_runs hides nothing
 

@@ -61,8 +61,8 @@ def _setup(base, server, prices=False):
     dest = base / "raw" / "a.tar.gz"
     url = f"{server.url}/a.tar.gz"
     fetch_to_file(url, dest)
-    (base / "staging" / "mlperf_runs").mkdir(parents=True)
-    (base / "staging" / "mlperf_runs" / "v1.0.parquet").write_bytes(b"x")
+    (base / "staging" / "training_runs").mkdir(parents=True)
+    (base / "staging" / "training_runs" / "v1.0.parquet").write_bytes(b"x")
     request = preflight.request_key(["v1.0"], f"{server.url}/{{version}}", "rules/{ref}", prices,
                                     load_settings().fingerprint())
     preflight.record(base, request, [(url, dest)], date.today().isoformat() if prices else None)
@@ -85,7 +85,7 @@ def test_skip_only_when_everything_is_as_recorded(upstream, tmp_path, monkeypatc
     assert "settings" in preflight.unchanged_since_last_refresh(base, changed)
     monkeypatch.delenv("MLPERF_MAX_SHRINK")
 
-    staged = base / "staging" / "mlperf_runs" / "v1.0.parquet"
+    staged = base / "staging" / "training_runs" / "v1.0.parquet"
     staged.write_bytes(b"y")  # a staged file replaced behind the manifest's back
     assert "staged" in preflight.unchanged_since_last_refresh(base, request)
     preflight.record(base, request, [(f"{server.url}/a.tar.gz", base / "raw" / "a.tar.gz")], None)

@@ -46,10 +46,10 @@ def test_runner_compares_floats_within_a_relative_tolerance():
 
 def test_runner_names_an_input_the_case_does_not_give():
     case = Case(target="int_run_scoring", name="no_benchmarks", description="dim_benchmark is missing",
-                inputs={"stg_mlperf_runs": Input(())}, expected=())
+                inputs={"stg_training_runs": Input(())}, expected=())
     with pytest.raises(CaseError, match="does not give dim_benchmark"):
         check(case)
     typo = Case(target="int_run_scoring", name="typo", description="a column the relation does not have",
-                inputs={"stg_mlperf_runs": Input(({"time_to_train": 1.0},)), "dim_benchmark": Input(())}, expected=())
+                inputs={"stg_training_runs": Input(({"time_to_train": 1.0},)), "dim_benchmark": Input(())}, expected=())
     with pytest.raises(CaseError, match="no column \\['time_to_train'\\]"):
         check(typo)

@@ -1,6 +1,6 @@
 """The jobs, by asset group: the CLI's `refresh`, the schedules and the sensors all run these,
 so a new asset or check in a group runs everywhere without anyone listing it. Each MLPerf suite's round job
-(`mlperf_round_job`, `hpc_round_job`, ...) is made with its assets, in pipelines/defs/rounds/assets.py."""
+(`training_round_job`, `hpc_round_job`, ...) is made with its assets, in pipelines/defs/rounds/assets.py."""
 
 import dagster as dg
 

@@ -36,7 +36,7 @@ def _new_rounds(context, rounds_by_suite: dict[str, list[str]]) -> dict[str, lis
 
 
 def _first_then_others(names: list[str]) -> str:
-    """The first suite's name of a thing, the others' in parentheses: `mlperf_round (mlperf_hpc_round, ...)`."""
+    """The first suite's name of a thing, the others' in parentheses: `training_round (mlperf_hpc_round, ...)`."""
     first, *others = names
     return f"{first} ({', '.join(others)})" if others else first
 

@@ -21,6 +21,7 @@ import dagster as dg
 
 from pipelines.defs.metadata import ArchiveFetched, RoundStaged, RulesFetched
 from pipelines.defs.resources import MlperfResultsSource, WarehouseLocation
+from pipelines.defs.rounds.migration import migrate_training_names
 from pipelines.lib.io.sidecars import FetchResult
 from pipelines.lib.mlperf.rounds import archive_url
 from pipelines.lib.mlperf.rules import rules_url
@@ -101,6 +102,9 @@ def weekly_schedule(suite: Suite, partitions: dg.DynamicPartitionsDefinition, jo
 def fetch_results_archive(context: dg.AssetExecutionContext, suite: Suite, results_source: MlperfResultsSource,
                           warehouse_location: WarehouseLocation) -> dg.MaterializeResult:
     round_version = context.partition_key
+    migrated = migrate_training_names(context.instance, warehouse_location.path())  # a round job the UI launches migrates too
+    if migrated:
+        context.log.info(migrated)
     template = results_source.template_for(suite)
     started = time.perf_counter()
     fetched = fetch_round(round_version, template, warehouse_location.path(), results_source.policy(suite), suite)

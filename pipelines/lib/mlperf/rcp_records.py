@@ -182,7 +182,7 @@ _PRUNE_FIELDS: dict[str | None, Callable[[RcpRecord], float]] = {
 
 
 def rcp_tables(files: Mapping[str, str], usage: str, ruleset: str, semantics: RcpSemantics) -> RcpTables:
-    """The RCP records of `usage` and `ruleset` (e.g. 'training', '6.0.0') from a release's RCP files: a
+    """The RCP records of `usage` and `ruleset` (e.g. `training`, `6.0.0`) from a release's RCP files: a
     mapping from the path relative to `rcp_checker/` ('training_6.0.0/rcps_bert.json') to the JSON text."""
     return RcpTables(usage, ruleset, semantics, files)
 

@@ -12,6 +12,8 @@ import ast
 import re
 from dataclasses import dataclass
 
+from pipelines.lib.mlperf.suites import TRAINING
+
 
 def _version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split("."))
@@ -178,7 +180,7 @@ def _submission_runs(source: str) -> tuple | None:
         return None
     table = _literal(m.group(1))
     if all(isinstance(v, int) for v in table.values()):
-        table = {"training": table}  # 1.0.0: one flat dict, Training only
+        table = {TRAINING.name: table}  # 1.0.0: one flat dict, Training only (its usage is the suite's name)
     return tuple((usage, tuple(runs.items())) for usage, runs in table.items())
 
 

@@ -27,7 +27,7 @@ from pipelines.lib.reference.sources import (
 class RoundDefinitions:
     """How the Dagster definitions (`pipelines/defs/rounds/assets.py`) name, describe and schedule a suite's rounds.
     The assets, the group and the job are named by `Suite.domain`; the partitions here. An instance's partition and
-    materialization history is keyed by these names: never rename them."""
+    materialization history is keyed by these names: a rename needs a migration (`pipelines/defs/rounds/migration.py`)."""
 
     partitions: str  # the dynamic partitions definition of its rounds: `mlperf_hpc_round`
     results_archive: str  # the description of `<domain>_results_archive`
@@ -62,6 +62,7 @@ class Suite:
     takes_unlisted_rounds: bool = False
     has_rules: bool = True  # scored by the rule files of an mlcommons/logging release
     runs_table: str = "runs"  # the staged table with one row per scored unit (a log; an Inference result)
+    results_model: str = "fct_training_result"  # the published table with one row per result (status lists its rounds)
     label: str = "Training"  # how a person reads the suite's name in a round: "HPC v3.0"
     oldest_round: str = "v0.5"  # the oldest round whose archive layout the parser reads (older ones are not loaded)
     # the limits (lib/io/limits.py) of this suite's results archive: its download, its decompressed size
@@ -88,7 +89,7 @@ class Suite:
     def domain(self) -> str:
         """What its Dagster pieces are named by (`staged_prefix` without its `_`): the asset group `hpc`, the assets
         `hpc_results_archive`, `hpc_rules_archive`, `hpc_round_tables`, the job `hpc_round_job`, the schedule
-        `weekly_hpc_results`. Training's is `mlperf`, as its staged tables' prefix."""
+        `weekly_hpc_results`. Training's is `training`, as its staged tables' prefix."""
         return self.staged_prefix.removesuffix("_")
 
     def staged(self, table: str) -> str:
@@ -96,7 +97,7 @@ class Suite:
 
     def round_label(self, round_version: str) -> str:
         """A round as people read it beside other suites' rounds: `v4.1` (Training), `HPC v3.0`, `Inference v5.1`."""
-        return round_version if self.name == "training" else f"{self.label} {round_version}"
+        return round_version if self is TRAINING else f"{self.label} {round_version}"
 
 
 TRAINING = Suite(
@@ -114,12 +115,12 @@ TRAINING = Suite(
     rounds_description="the rounds a refresh loads (comma-separated; the refresh's --rounds); left at the default, "
     "every later round GitHub lists is loaded too",
     results_description="where a round's results archive is fetched ({version}: v4.1); http(s), file:// or a path",
-    staged_prefix="mlperf_",
-    quarantine_source="mlperf",
-    quarantine_prefix="mlperf-",
+    staged_prefix="training_",
+    quarantine_source="mlperf",  # a value users see in fct_quarantine.source: kept
+    quarantine_prefix="training-",
     exclusion_prefix="",
     definitions=RoundDefinitions(
-        partitions="mlperf_round",
+        partitions="training_round",
         results_archive="The round's MLPerf Training results archive, downloaded with a conditional GET.",
         rules_archive="The mlcommons/logging archive at the git ref the round was scored with (pipelines/lib/mlperf/"
         "rules_refs.csv): its rule files and checker code decide the score as published.",
@@ -130,7 +131,7 @@ TRAINING = Suite(
         weekly_cron="0 6 * * 1",
         weekly="Weekly: re-check every known round upstream. Unchanged archives are not re-downloaded (ETag) or "
         "re-parsed; the publish_after_refresh sensor then rebuilds if anything changed.",
-        no_partitions="no mlperf_round partitions yet: run `mlperf-warehouse refresh` or the discovery sensor",
+        no_partitions="no training_round partitions yet: run `mlperf-warehouse refresh` or the discovery sensor",
     ),
     takes_unlisted_rounds=True,
 )
@@ -161,9 +162,10 @@ HPC = Suite(
         job="Fetch (conditional GET) one MLPerf HPC round and the rules it was scored with, parse, score and stage "
         "it. A round that fails keeps its previously staged tables.",
         weekly_cron="30 6 * * 1",
-        weekly="Weekly: re-check every known MLPerf HPC round upstream, as weekly_mlperf_results does for Training.",
+        weekly="Weekly: re-check every known MLPerf HPC round upstream, as weekly_training_results does for Training.",
         no_partitions="no mlperf_hpc_round partitions yet: run `mlperf-warehouse refresh --suites hpc`",
     ),
+    results_model="fct_hpc_result",
     label="HPC",
     oldest_round="v0.7",
     result_layouts=("<submitter>/results/<system>/{strong,weak}/<benchmark>/result_*.txt",
@@ -205,6 +207,7 @@ INFERENCE = Suite(
     loaded_by_default=False,
     has_rules=False,
     runs_table="results",
+    results_model="fct_inference_result",
     scaling_table=None,
     label="Inference",
     oldest_round="v4.0",  # the results layout and LoadGen logs the parser reads (issue: every round from v4.0)

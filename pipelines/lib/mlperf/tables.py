@@ -15,37 +15,38 @@ from pipelines.lib.staging.validation import quarantine_frame, validate_or_quara
 from schemas import polars_schema
 from schemas.mlperf import (
     NULLED_ON_FAILURE,
+    SHOWN_AS,
     HpcRun,
     HpcScaling,
     InferenceResult,
     InferenceSystem,
-    MlperfEvent,
-    MlperfPowerLog,
-    MlperfRcp,
-    MlperfRun,
-    MlperfScaling,
-    MlperfSystem,
     RoundRulesUsed,
+    ScalingFactor,
+    SystemDescription,
+    TrainingEvent,
+    TrainingPowerLog,
+    TrainingRcp,
+    TrainingRun,
 )
 
 # Column names and dtypes are the Pandera models' (schemas/mlperf.py), written down once there.
-_RUN_TYPES = polars_schema(MlperfRun)
-_SYSTEM_TYPES = polars_schema(MlperfSystem)
-_SCALING_TYPES = polars_schema(MlperfScaling)
-_EVENT_TYPES = polars_schema(MlperfEvent)
-_POWER_TYPES = polars_schema(MlperfPowerLog)
+_RUN_TYPES = polars_schema(TrainingRun)
+_SYSTEM_TYPES = polars_schema(SystemDescription)
+_SCALING_TYPES = polars_schema(ScalingFactor)
+_EVENT_TYPES = polars_schema(TrainingEvent)
+_POWER_TYPES = polars_schema(TrainingPowerLog)
 _RULES_TYPES = polars_schema(RoundRulesUsed)
 
-TABLES = {"mlperf_events": (_EVENT_TYPES, MlperfEvent, "run_file"),
-          "mlperf_runs": (_RUN_TYPES, MlperfRun, "run_file"),
-          "mlperf_systems": (_SYSTEM_TYPES, MlperfSystem, "source_file"),
-          "mlperf_scaling": (_SCALING_TYPES, MlperfScaling, "scaling_file"),
-          "mlperf_power": (_POWER_TYPES, MlperfPowerLog, "power_file"),
-          "mlperf_rcp": (polars_schema(MlperfRcp), MlperfRcp, "benchmark"),
-          "mlperf_rules": (_RULES_TYPES, RoundRulesUsed, "ref")}
+TABLES = {"training_events": (_EVENT_TYPES, TrainingEvent, "run_file"),
+          "training_runs": (_RUN_TYPES, TrainingRun, "run_file"),
+          "training_systems": (_SYSTEM_TYPES, SystemDescription, "source_file"),
+          "training_scaling": (_SCALING_TYPES, ScalingFactor, "scaling_file"),
+          "training_power": (_POWER_TYPES, TrainingPowerLog, "power_file"),
+          "training_rcp": (polars_schema(TrainingRcp), TrainingRcp, "benchmark"),
+          "training_rules": (_RULES_TYPES, RoundRulesUsed, "ref")}
 # MLPerf HPC: its own tables, so no query mixes an HPC round with the Training round of the same name.
 HPC_TABLES = {"hpc_runs": (polars_schema(HpcRun), HpcRun, "run_file"),
-              "hpc_systems": (_SYSTEM_TYPES, MlperfSystem, "source_file"),
+              "hpc_systems": (_SYSTEM_TYPES, SystemDescription, "source_file"),
               "hpc_scaling": (polars_schema(HpcScaling), HpcScaling, "scaling_file"),
               "hpc_rules": (_RULES_TYPES, RoundRulesUsed, "ref")}
 # MLPerf Inference: results (one LoadGen summary each) and systems.
@@ -80,14 +81,14 @@ def hpc_round_frames(archive: Path, round_version: str, rules: RoundRules) -> di
 def round_frames(archive: Path, round_version: str, rules: RoundRules) -> dict[str, pl.DataFrame]:
     """Parse, type and validate one round. Keys: the TABLES names and `quarantine`."""
     parsed = parse_round(archive, round_version, rules)
-    rows = {"mlperf_runs": parsed.runs, "mlperf_systems": parsed.systems, "mlperf_scaling": parsed.benchmarks,
-            "mlperf_power": parsed.power, "mlperf_rcp": parsed.rcp}
-    frames = _validated(rows, {t: v for t, v in TABLES.items() if t not in ("mlperf_events", "mlperf_rules")},
+    rows = {"training_runs": parsed.runs, "training_systems": parsed.systems, "training_scaling": parsed.benchmarks,
+            "training_power": parsed.power, "training_rcp": parsed.rcp}
+    frames = _validated(rows, {t: v for t, v in TABLES.items() if t not in ("training_events", "training_rules")},
                         parsed.quarantine, round_version, TRAINING.quarantine_source)
     events = _events_frame(parsed.events, round_version, parsed.runs)
-    good, bad = validate_or_quarantine(events, MlperfEvent, source=TRAINING.quarantine_source, partition=round_version,
-                                       file_column="run_file")
-    frames["mlperf_events"] = good
+    good, bad = validate_or_quarantine(events, TrainingEvent, source=TRAINING.quarantine_source, partition=round_version,
+                                       file_column="run_file", shown_as=SHOWN_AS.get(TrainingEvent.__name__))
+    frames["training_events"] = good
     frames["quarantine"] = pl.concat([frames["quarantine"], bad])
     return frames
 
@@ -116,7 +117,8 @@ def _validated(rows: dict[str, list[dict]], tables: dict[str, tuple], quarantine
     for table, (types, model, file_column) in tables.items():
         df = pl.DataFrame(rows[table], schema=types) if rows[table] else empty_frame(table)
         good, bad = validate_or_quarantine(df, model, source=source, partition=round_version, file_column=file_column,
-                                           nulled_on_failure=NULLED_ON_FAILURE.get(model.__name__, ()))
+                                           nulled_on_failure=NULLED_ON_FAILURE.get(model.__name__, ()),
+                                           shown_as=SHOWN_AS.get(model.__name__))
         frames[table] = good
         quarantined.append(bad)
     frames["quarantine"] = pl.concat(quarantined)

@@ -1,6 +1,6 @@
 """The timeline events a run keeps (enough to recompute timings and throughput in SQL).
 
-Dependency-free on purpose: the parse workers and the Pandera model `schemas.mlperf.MlperfEvent` both
+Dependency-free on purpose: the parse workers and the Pandera model `schemas.mlperf.TrainingEvent` both
 read it, and the workers must not pay for importing Pandera.
 """
 

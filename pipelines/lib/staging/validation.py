@@ -26,12 +26,12 @@ NOTES_COLUMN = "values_nulled"  # where a row says which of its values were null
 
 def validate_or_quarantine(
     df: pl.DataFrame, model: type[pa.DataFrameModel], *, source: str, partition: str, file_column: str | None = None,
-    nulled_on_failure: tuple[str, ...] = (),
+    nulled_on_failure: tuple[str, ...] = (), shown_as: str | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(valid rows, quarantine rows). Schema-level failures (a missing column) raise: that is a bug.
     A failed check on a column of `nulled_on_failure` nulls that value and keeps the row (the reason is
     appended to its `values_nulled` column and recorded in the quarantine); any other failure
-    quarantines the whole row."""
+    quarantines the whole row. A reason names the model as `shown_as` (default: its class name)."""
     try:
         return model.validate(df, lazy=True), empty_quarantine()
     except pa.errors.SchemaErrors as exc:
@@ -42,7 +42,7 @@ def validate_or_quarantine(
     reasons: dict[int, list[str]] = {}
     nulled: dict[int, dict[str, str]] = {}
     for idx, column, check, value in row_cases.select("index", "column", "check", "failure_case").iter_rows():
-        reason = f"{model.__name__}.{column} failed {check} (value {value!r})"
+        reason = f"{shown_as or model.__name__}.{column} failed {check} (value {value!r})"
         if column in nulled_on_failure:
             nulled.setdefault(int(idx), {})[column] = reason
         else:
@@ -67,7 +67,7 @@ def validate_or_quarantine(
     ]
     # Nulled values and dropped rows can leave nothing to fail: the second pass normally passes at once.
     valid, more = validate_or_quarantine(good, model, source=source, partition=partition, file_column=file_column,
-                                         nulled_on_failure=nulled_on_failure)
+                                         nulled_on_failure=nulled_on_failure, shown_as=shown_as)
     return valid, pl.concat([quarantine_frame(nulled_rows + quarantine), more])
 
 

@@ -108,18 +108,18 @@ def _inference_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 def _hpc_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     records = []
     for r in _rows(con, export_query(HPC.name), optional=True):  # absent: published before HPC was loaded
-        repo = GITHUB.format(repository="hpc_results", round=r["round"])
+        repo = GITHUB.format(repository=HPC.repository, round=r["round"])
         division = r["division"] or "unknown"
         folder = f"{r['submitter']}/results/{r['system']}/" + ("" if r["scale_implied"] else f"{r['scale']}/")
         weak = r["scale"] == "weak"
         records.append(_record(r, f"hpc-{r['round'].lstrip('v')}", _status_availability(r), {
-            "Category": division, "Suite": "hpc", "System": r["system_name"] or r["system"], "Platform": r["system"],
+            "Category": division, "Suite": HPC.name, "System": r["system_name"] or r["system"], "Platform": r["system"],
             "UsedModel": r["benchmark"], "Model": r["benchmark"], "Scenario": r["scale"],
             "Location": folder + r["benchmark"], "Software": r["framework"] or "",
             "Notes": r["energy_null_reason"] or "", "has_power": False,
             "Details": f"{repo}/blob/main/{r['submitter']}/systems/{r['system']}.json",
             "Code": f"{repo}/tree/main/{folder}{r['benchmark']}",
-            "Unique ID (e.g. for Audit)": f"hpc/{division}/{r['submitter']}/{r['system']}/{r['scale']}/{r['benchmark']}",
+            "Unique ID (e.g. for Audit)": f"{HPC.name}/{division}/{r['submitter']}/{r['system']}/{r['scale']}/{r['benchmark']}",
             "Performance_Result": float(r["models_per_minute"] if weak else r["score_minutes"]),
             "Performance_Units": "models/min" if weak else "minutes",
         }))
@@ -129,16 +129,16 @@ def _hpc_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
 def _training_records(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     records = []
     for r in _rows(con, export_query(TRAINING.name)):
-        repo = GITHUB.format(repository="training_results", round=r["round"])
+        repo = GITHUB.format(repository=TRAINING.repository, round=r["round"])
         division = r["division"] or "unknown"
         records.append(_record(r, r["round"].lstrip("v"), _AVAILABILITY.get(r["availability_category"] or "", "unknown"), {
-            "Category": division, "Suite": "training", "System": r["system_name"] or r["system"],
+            "Category": division, "Suite": TRAINING.name, "System": r["system_name"] or r["system"],
             "Platform": r["system"], "UsedModel": r["benchmark"], "Model": r["benchmark"], "Scenario": "",
             "Location": f"{r['submitter']}/results/{r['system']}/{r['benchmark']}", "Software": r["framework"] or "",
             "Notes": r["energy_null_reason"] or "", "has_power": r["energy_to_train_j"] is not None,
             "Details": f"{repo}/blob/main/{r['submitter']}/systems/{r['system']}.json",
             "Code": f"{repo}/tree/main/{r['submitter']}/results/{r['system']}/{r['benchmark']}",
-            "Unique ID (e.g. for Audit)": f"training/{division}/{r['submitter']}/{r['system']}/{r['benchmark']}",
+            "Unique ID (e.g. for Audit)": f"{TRAINING.name}/{division}/{r['submitter']}/{r['system']}/{r['benchmark']}",
             "Performance_Result": float(r["score_minutes"]), "Performance_Units": "minutes",
         } | ({"Power_Result": float(r["energy_to_train_j"]), "Power_Units": "Joules"}
              if r["energy_to_train_j"] is not None else {})))

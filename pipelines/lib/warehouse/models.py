@@ -45,7 +45,7 @@ TEST_KEYS = ("tests", "severity", "description")
 SEVERITIES = ("structural", "plausibility")
 # Tables the build creates itself before the models run (see build/): staged Parquet as `raw_<table>`,
 # seeds shipped with the code as `raw_<seed>`, and a mapping computed in Python from raw tables.
-DERIVED_TABLES = {"raw_mlperf_accelerator_map": "raw_mlperf_systems"}
+DERIVED_TABLES = {"raw_mlperf_accelerator_map": "raw_training_systems"}
 PUBLIC_PREFIXES = ("dim_", "fct_", "mart_")  # the tables of the public contract: columns declared in the header
 GLOSSARY_FILE = "glossary.csv"  # descriptions of columns many public models share (round, submitter, ...)
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")

@@ -9,6 +9,7 @@ from pathlib import Path
 from pipelines.lib.io.files import atomic_write_text
 from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.io.paths import builds_dir, published_db, warehouse_dir
+from pipelines.lib.mlperf.suites import SUITES
 
 LAST_REFRESH = "last_refresh.json"
 
@@ -53,7 +54,7 @@ def warehouse_status(base: Path | None = None) -> dict:
     status = {"path": str(published_db(base)), "published": published_info(base), "last_refresh": last_refresh(base),
               "builds": [p.name for p in list_builds(base)], "build": None, "built_at": None, "fingerprint": None,
               "record_behind": None,
-              "rounds": [], "hpc_rounds": [], "inference_rounds": [], "prices": {}, "damaged": None,
+              **{suite.rounds_setting: [] for suite in SUITES.values()}, "prices": {}, "damaged": None,
               "rules_pinned_on_first_use": pinned_on_first_use(base)}
     if not published_db(base).exists():
         return status
@@ -77,12 +78,10 @@ def _read_published(base: Path, status: dict) -> None:
                                    "records it")
     with connect_readonly(published_db(base)) as con:
         names = {n for (n,) in con.execute("select table_name from information_schema.tables").fetchall()}
-        if "fct_training_result" in names:
-            status["rounds"] = [r for (r,) in con.execute("select distinct round from fct_training_result order by 1").fetchall()]
-        for suite, table in (("hpc", "fct_hpc_result"), ("inference", "fct_inference_result")):
-            if table in names:
-                status[f"{suite}_rounds"] = [r for (r,) in con.execute(
-                    f"select distinct round from {table} order by 1").fetchall()]
+        for suite in SUITES.values():  # each suite's rounds under the name of its rounds' setting
+            if suite.results_model in names:
+                status[suite.rounds_setting] = [r for (r,) in con.execute(
+                    f"select distinct round from {suite.results_model} order by 1").fetchall()]
         if "fct_cloud_price" in names:
             status["prices"] = dict(con.execute(
                 "select provider, max(fetched_at)::varchar from fct_cloud_price group by 1 order by 1").fetchall())

@@ -16,6 +16,7 @@ from pipelines.lib.io.files import file_stamp
 from pipelines.lib.io.package_data import package_path
 from pipelines.lib.io.paths import warehouse_dir
 from pipelines.lib.mlperf.suites import RoundKey
+from pipelines.lib.mlperf.training_rename import renamed_from
 from pipelines.lib.reference import accelerators
 from pipelines.lib.reference.accelerators import ALIASES_CSV
 from pipelines.lib.reference.seeds import SEED_TABLES
@@ -80,21 +81,23 @@ def _copy_previous_rounds(con: duckdb.DuckDBPyConnection, previous: Path, rounds
             "select table_name from information_schema.tables where table_catalog = 'previous_build'").fetchall()}
         for table, files_of_suites in ROUND_FILES.items():
             name = f"raw_{table}"
-            if name not in tables:
+            # a build published before Training's names said Training holds its tables as raw_mlperf_*
+            theirs_name = next((n for n in (name, f"raw_{renamed_from(table)}") if n in tables), None)
+            if theirs_name is None:
                 continue
             mine = [c for (c,) in con.execute(
                 "select column_name from information_schema.columns where table_catalog = current_database() "
                 "and table_name = ?", [name]).fetchall()]
             theirs = {c for (c,) in con.execute(
                 "select column_name from information_schema.columns where table_catalog = 'previous_build' "
-                "and table_name = ?", [name]).fetchall()}
+                "and table_name = ?", [theirs_name]).fetchall()}
             shared = ", ".join(quote_identifier(c) for c in mine if c in theirs)
             for files in files_of_suites:
                 of_suite = [k.version for k in map(RoundKey.parse, rounds) if k.suite is files.suite]
                 if not of_suite:
                     continue
                 only_source = f" and source = '{files.source}'" if files.source else ""
-                con.execute(f"insert into {name} ({shared}) select {shared} from previous_build.{name} "
+                con.execute(f"insert into {name} ({shared}) select {shared} from previous_build.{theirs_name} "
                             f"where {quote_identifier(files.column)} in (select unnest($rounds)){only_source}",
                             {"rounds": of_suite})
     finally:
@@ -119,7 +122,7 @@ def load_derived(con: duckdb.DuckDBPyConnection) -> None:
 
     matcher = default_matcher()
     names = con.execute(
-        "select accelerator_model_name, system_name from raw_mlperf_systems "
+        "select accelerator_model_name, system_name from raw_training_systems "
         "union select accelerator_model_name, system_name from raw_hpc_systems "
         "union select accelerator_model_name, system_name from raw_inference_systems"
     ).fetchall()

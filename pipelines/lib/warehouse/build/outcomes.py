@@ -104,7 +104,7 @@ def row_source(con: duckdb.DuckDBPyConnection, record: dict) -> str:
     if key["round"] is not None and key["submitter"] is not None:
         where = " and ".join(f"{k} = ?" for k, v in key.items() if v is not None)
         files = [f for (f,) in con.execute(
-            f"select run_file from raw_mlperf_runs where {where} order by 1 limit 3",
+            f"select run_file from raw_training_runs where {where} order by 1 limit 3",
             [v for v in key.values() if v is not None]).fetchall()]
         archive = f"results archive {key['round']} (raw/mlperf/training_results_{key['round']}.tar.gz)"
         parts.append(archive + (f", files {', '.join(files)}" if files else ""))

@@ -1,7 +1,7 @@
--- model: stg_mlperf_events
+-- model: stg_training_events
 -- kind: view
 -- grain: none: the raw event log as parsed (fct_run_event is keyed)
--- depends on: raw_mlperf_events
+-- depends on: raw_training_events
 -- description: Timeline events of every result log, typed.
 -- Timeline events of every result log (run, init, block, epoch, eval).
 select
@@ -19,4 +19,4 @@ select
     epoch_count,
     samples_count,
     status
-from raw_mlperf_events
+from raw_training_events

@@ -1,9 +1,9 @@
--- model: stg_mlperf_runs
+-- model: stg_training_runs
 -- kind: view
 -- grain: round, run_file
--- depends on: raw_mlperf_runs
+-- depends on: raw_training_runs
 -- description: One row per result log, typed, with run_identity and where each run is first seen.
--- One row per result log, typed and renamed from raw_mlperf_runs (all rounds).
+-- One row per result log, typed and renamed from raw_training_runs (all rounds).
 -- run_identity: the same run is the same start and stop instant (re-published logs often gain or
 -- lose a few lines, so their bytes differ), else the same bytes (log_sha256).
 -- first_seen_*: where that run appears first over every loaded round: the earliest round, then the
@@ -13,7 +13,7 @@ with runs as (
         *,
         coalesce(run_start_ms::varchar || '-' || run_stop_ms::varchar, log_sha256, round || '/' || run_file) as run_identity,
         round_order(round) as round_order
-    from raw_mlperf_runs
+    from raw_training_runs
 )
 
 select

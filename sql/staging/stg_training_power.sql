@@ -1,7 +1,7 @@
--- model: stg_mlperf_power
+-- model: stg_training_power
 -- kind: view
 -- grain: round, power_file
--- depends on: raw_mlperf_power
+-- depends on: raw_training_power
 -- description: One row per power log of a power submission, as the round's release reads it.
 -- One row per power log (node meter readings, or the interconnect's estimated power), summarized by
 -- pipelines/lib/mlperf/power.py under the power rules of the round's release (`power_semantics`).
@@ -30,4 +30,4 @@ select
     last_reading_ms,
     problems,
     values_nulled
-from raw_mlperf_power
+from raw_training_power

@@ -1,7 +1,7 @@
--- model: stg_mlperf_systems
+-- model: stg_training_systems
 -- kind: view
 -- grain: round, submitter, system
--- depends on: raw_mlperf_systems
+-- depends on: raw_training_systems
 -- description: One row per system description file.
 -- One row per system description file.
 select
@@ -26,4 +26,4 @@ select
     precision_stated,
     precision_evidence,
     values_nulled
-from raw_mlperf_systems
+from raw_training_systems
