@@ -14,6 +14,8 @@ from pipelines.lib.warehouse.store import read_published_info
 from support.mini_warehouse import stage_round
 from support.paths import copy_warehouse
 
+pytestmark = [pytest.mark.slow]  # five warehouse builds between the module's three tests
+
 
 @pytest.fixture(scope="module")
 def two_builds(tmp_path_factory):

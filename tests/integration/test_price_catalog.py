@@ -291,6 +291,7 @@ def test_a_newer_version_is_read_and_older_files_only_within_the_fallback_window
     assert "more than the 2 versions below v9" in report.not_found["azure"]
 
 
+@pytest.mark.slow  # the whole catalog fetched twice
 @needs_catalog
 def test_the_listing_is_asked_conditionally_and_new_clouds_are_named(tmp_path):
     raw = tmp_path / "raw"
@@ -321,6 +322,7 @@ def test_a_mirror_folder_is_listed_like_the_repository(fetched, tmp_path):
         assert parsed.prices.height == fetched[0].prices.height
 
 
+@pytest.mark.slow  # the whole catalog fetched three times
 @needs_catalog
 def test_without_a_listing_versions_are_probed_and_known_clouds_kept(tmp_path):
     raw = tmp_path / "raw"

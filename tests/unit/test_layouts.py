@@ -76,6 +76,7 @@ def _connect(base):
     return duckdb.connect(str(base / "mlperf.duckdb"), read_only=True)
 
 
+@pytest.mark.slow
 def test_v05_layout_loads_with_systems_from_entry_json_and_scores(warehouse):
     _stage(warehouse, "v0.5", _v05_members(), top="training_results_v0.5-main")
     con = _connect(warehouse)
@@ -136,6 +137,7 @@ def _mll_run(start_s: float, minutes: float) -> bytes:
     ).encode()
 
 
+@pytest.mark.slow
 def test_v06_text_systems_file_gives_accelerator_count_and_division(warehouse, tmp_path):
     members = {"NVIDIA/systems/dgx2h_n32_mxnet.json": V06_TEXT_SYSTEM.encode()}
     members |= {f"NVIDIA/results/dgx2h_n32_mxnet/resnet/result_{i}.txt": _mll_run(1.56e9 + i * 1e4, 2 + i) for i in range(5)}
@@ -207,6 +209,7 @@ def test_logs_that_declare_nothing_or_a_minority_of_older_logs_are_tolerated(tmp
     assert len(parsed.runs) == 5
 
 
+@pytest.mark.slow
 def test_carried_over_and_duplicated_results_are_flagged_and_scores_unchanged(warehouse):
     def runs(folder, minutes, offset, prefix=b""):
         return {f"{folder}/result_{i}.txt": prefix + "\n".join(open_ssd_run(offset + 1_000_000 * i, m)).encode()

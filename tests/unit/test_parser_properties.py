@@ -8,6 +8,7 @@ import io
 import json
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -76,6 +77,7 @@ def test_any_result_log_is_parsed_or_counted_as_errors(data):
         assert all(math.isfinite(line.time_ms) for line in log.lines)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(log_bodies, st.sampled_from(["v4.1", "v0.6", "v0.5"]))
 def test_any_result_log_is_scored_or_dropped_with_a_reason_never_an_exception(data, round_version):
@@ -132,24 +134,28 @@ def _prices_or_value_error(parse, body):
     return parsed
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(_page("Items"))
 def test_any_azure_page_gives_prices_quarantine_or_a_value_error(body):
     _prices_or_value_error(parse_azure_retail_page, body)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(_page("skus"))
 def test_any_gcp_page_gives_prices_quarantine_or_a_value_error(body):
     _prices_or_value_error(parse_gcp_skus, body)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(_page("items"))
 def test_any_oci_page_gives_prices_quarantine_or_a_value_error(body):
     _prices_or_value_error(parse_oci_products, body)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.dictionaries(st.text(min_size=1, max_size=10), json_values, max_size=4),
        st.dictionaries(st.text(min_size=8, max_size=12, alphabet="ABCDEFGH0123"), json_values, max_size=3))
