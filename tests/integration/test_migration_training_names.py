@@ -18,6 +18,7 @@ from support.http_server import LoopbackServer
 from support.logs import SSD_ROUND, ssd_mirror
 from support.old_names import NEW_PARTITIONS, OLD_PARTITIONS, old_names, rename_back
 from support.paths import copy_warehouse
+from support.refresh import refresh_settings
 
 pytestmark = [pytest.mark.slow]
 
@@ -32,9 +33,10 @@ def site(tmp_path_factory):
             env.setenv("MLPERF_WAREHOUSE_DIR", str(base))
             env.delenv("DAGSTER_HOME", raising=False)
             server.requests.clear()
-            return refresh([SSD_ROUND], url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
-                           rules_template=f"{server.url}/logging-{{ref}}.tar.gz", prices=False,
-                           trusted_rules_refs=(mirror.trusted_ref,))
+            return refresh(refresh_settings(rounds=[SSD_ROUND],
+                                            results_url_template=f"{server.url}/training_results_{{version}}-main.tar.gz",
+                                            rules_url_template=f"{server.url}/logging-{{ref}}.tar.gz",
+                                            trust_rules_refs=[mirror.trusted_ref]), prices=False)
 
         first = refresh_at(folder / "warehouse")
         assert first.ok and first.published, first.render()
