@@ -1,9 +1,15 @@
 import ipaddress
 import os
 import socket
+import sys
 from collections import Counter
 
 import pytest
+
+# A machine that sets PYTHONDONTWRITEBYTECODE (some containers do) would have each pytest process rewrite every
+# test module again, and each `mlperf-warehouse` process a test starts compile the project's modules again: the
+# test processes keep both compiled in the checkout's git-ignored __pycache__ folders, which those processes read.
+sys.dont_write_bytecode = False
 
 
 def pytest_xdist_auto_num_workers(config):
