@@ -112,3 +112,17 @@ def test_the_sqlalchemy_urls_carry_no_password(tmp_path):
                                   "extension_directory": str((tmp_path / "duckdb-extensions").resolve())}
     assert "pw-Secret-2" not in url and "access_mode=read_only" in url and "autoinstall_known_extensions=false" in url
     assert local_sqlalchemy_url(tmp_path / "mlperf.duckdb").endswith("mlperf.duckdb?access_mode=read_only")
+
+
+def test_a_catalog_url_without_a_password_masks_no_word_of_a_message(monkeypatch, settings_from_env):
+    """A database URL's user name is a role, not a token: a catalog reached as `postgres` without a password
+    (a local socket's trust) leaves `postgresql://` readable, while a password is masked wherever it goes."""
+    from pipelines.lib.io.redaction import redact
+
+    monkeypatch.setenv("MLPERF_CATALOG", "postgresql://postgres@127.0.0.1:5432/team_catalog")
+    monkeypatch.setenv("MLPERF_BI_MIRROR", "postgresql://mirror_owner:pw-Secret-2@db.internal/bi")
+    settings_from_env()
+
+    line = "team catalog postgresql://postgres@127.0.0.1:5432/team_catalog; connected as postgres"
+    assert redact(line) == "team catalog postgresql://REDACTED@127.0.0.1:5432/team_catalog; connected as postgres"
+    assert redact("mirror login failed: pw-Secret-2") == "mirror login failed: [REDACTED]"

@@ -33,9 +33,11 @@ def register_secret(value: str | None) -> None:
         add_secrets([value])
 
 
-def url_credentials(url: str | None) -> set[str]:
+def url_credentials(url: str | None, *, user_may_be_token: bool = True) -> set[str]:
     """The password of a URL with user information (or its user name, when it is a token given alone:
-    `https://TOKEN@host`), as typed and decoded: the secrets of that URL."""
+    `https://TOKEN@host`), as typed and decoded: the secrets of that URL. A database URL's user name is a role,
+    never a token (`user_may_be_token=False`): `postgres` alone is no secret, and masking it would mask every
+    `postgresql://` too."""
     if not url or "@" not in url:
         return set()
     try:
@@ -43,7 +45,7 @@ def url_credentials(url: str | None) -> set[str]:
         username, password = parts.username, parts.password
     except ValueError:  # not a URL (a port that is no number, ...): its user information is masked by redact
         return set()
-    secret = password or username
+    secret = password or (username if user_may_be_token else None)
     return {secret, unquote(secret)} if secret else set()
 
 
