@@ -314,7 +314,7 @@ def apply(settings: Settings) -> Settings:
         if secret is None:
             continue
         if "://" in secret.get_secret_value():  # a database URL: its password is the secret, its host may be shown
-            secrets |= url_credentials(secret.get_secret_value(), user_may_be_token=False)
+            secrets |= url_credentials(secret.get_secret_value())
         else:
             secrets.add(secret.get_secret_value())
     for name in URLS:  # a mirror's password is used to download, and shown or stored nowhere

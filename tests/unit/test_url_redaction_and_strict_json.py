@@ -56,3 +56,11 @@ def test_strict_json_has_null_for_every_non_finite_number():
         "a": None, "b": [None, 1.0, [None, None]], "c": {"d": None}, "e": "2.50", "f": 3, "g": True, "h": None,
         "i": "NaN"}
     assert finite(1.5) == 1.5 and finite("x") == "x"
+
+
+def test_a_user_name_alone_is_a_token_only_in_an_http_url():
+    from pipelines.lib.io.redaction import url_credentials
+
+    assert url_credentials("https://ghp_Token1234@mirror.example/{version}.tgz") == {"ghp_Token1234"}
+    assert url_credentials("postgresql://postgres@127.0.0.1:5432/catalog") == set()
+    assert url_credentials("postgresql://owner:pw-Secret-2@db/catalog") == {"pw-Secret-2"}

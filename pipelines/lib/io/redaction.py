@@ -33,11 +33,10 @@ def register_secret(value: str | None) -> None:
         add_secrets([value])
 
 
-def url_credentials(url: str | None, *, user_may_be_token: bool = True) -> set[str]:
-    """The password of a URL with user information (or its user name, when it is a token given alone:
-    `https://TOKEN@host`), as typed and decoded: the secrets of that URL. A database URL's user name is a role,
-    never a token (`user_may_be_token=False`): `postgres` alone is no secret, and masking it would mask every
-    `postgresql://` too."""
+def url_credentials(url: str | None) -> set[str]:
+    """The password of a URL with user information (or, for http(s), its user name given alone: a token,
+    `https://TOKEN@host`), as typed and decoded: the secrets of that URL. Another scheme's user name alone is a
+    login (`postgresql://postgres@host`), no secret: masking it would mask every `postgresql://` too."""
     if not url or "@" not in url:
         return set()
     try:
@@ -45,7 +44,7 @@ def url_credentials(url: str | None, *, user_may_be_token: bool = True) -> set[s
         username, password = parts.username, parts.password
     except ValueError:  # not a URL (a port that is no number, ...): its user information is masked by redact
         return set()
-    secret = password or (username if user_may_be_token else None)
+    secret = password or (username if parts.scheme.lower() in ("http", "https") else None)
     return {secret, unquote(secret)} if secret else set()
 
 
