@@ -28,15 +28,7 @@ from support.github import serve_logging_repository  # noqa: E402
 from support.http_server import LoopbackServer  # noqa: E402
 from support.paths import SHARED_MLPERF  # noqa: E402
 from support.price_site import PRICE_URL_VARIABLES, serve_fixtures  # noqa: E402
-from support.shared_build import (  # noqa: E402
-    HPC_TEMPLATE,
-    INFERENCE_TEMPLATE,
-    RULES_TEMPLATE,
-    TRAINING_TEMPLATE,
-    shared_hpc_rounds,
-    shared_inference_rounds,
-    shared_rounds,
-)
+from support.shared_build import setting_variables, shared_sources  # noqa: E402
 
 
 def refresh(warehouse: Path) -> tuple[int, float, str]:
@@ -46,13 +38,7 @@ def refresh(warehouse: Path) -> tuple[int, float, str]:
         env = os.environ | {name: prices.url for name in PRICE_URL_VARIABLES} | {
             "MLPERF_GITHUB_API_URL": server.url,
             "MLPERF_WAREHOUSE_DIR": str(warehouse), "DAGSTER_HOME": str(warehouse / "dagster"),
-            "MLPERF_SUITES": "training,hpc,inference",
-            "MLPERF_ROUNDS": ",".join(shared_rounds()), "MLPERF_HPC_ROUNDS": ",".join(shared_hpc_rounds()),
-            "MLPERF_INFERENCE_ROUNDS": ",".join(shared_inference_rounds()),
-            "MLPERF_RESULTS_URL_TEMPLATE": server.url + TRAINING_TEMPLATE,
-            "MLPERF_HPC_RESULTS_URL_TEMPLATE": server.url + HPC_TEMPLATE,
-            "MLPERF_INFERENCE_RESULTS_URL_TEMPLATE": server.url + INFERENCE_TEMPLATE,
-            "MLPERF_RULES_URL_TEMPLATE": server.url + RULES_TEMPLATE}
+            "MLPERF_SUITES": "training,hpc,inference"} | setting_variables(shared_sources(server.url))
         (warehouse / "dagster").mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         proc = subprocess.run([str(Path(sys.executable).parent / "mlperf-warehouse"), "refresh"], env=env,

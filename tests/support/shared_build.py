@@ -39,6 +39,25 @@ def shared_inference_rounds() -> list[str]:
                   for p in (SHARED_MLPERF / "inference").glob("inference_results_v*.tar.gz"))
 
 
+def shared_sources(server_url: str) -> dict[str, object]:
+    """Every shared round of every suite and where it is served at `server_url`, by setting name (`rounds`,
+    `hpc_results_url_template`, ..., `rules_url_template`): `refresh_settings(**shared_sources(url))` in this
+    process, `setting_variables(shared_sources(url))` for a `mlperf-warehouse` process."""
+    return {"rounds": shared_rounds(), "results_url_template": server_url + TRAINING_TEMPLATE,
+            "hpc_rounds": shared_hpc_rounds(), "hpc_results_url_template": server_url + HPC_TEMPLATE,
+            "inference_rounds": shared_inference_rounds(),
+            "inference_results_url_template": server_url + INFERENCE_TEMPLATE,
+            "rules_url_template": server_url + RULES_TEMPLATE}
+
+
+def setting_variables(values: dict[str, object]) -> dict[str, str]:
+    """Settings as the environment of a process gives them: `MLPERF_<NAME>`, a list comma-separated."""
+    from pipelines.lib.io.limits import variable
+
+    return {variable(name): ",".join(value) if isinstance(value, list) else str(value)
+            for name, value in values.items()}
+
+
 @dataclass(frozen=True)
 class SharedBuild:
     base: Path  # the warehouse directory (its published mlperf.duckdb)
@@ -68,14 +87,8 @@ def shared_build(tmp_path_factory) -> SharedBuild:
             with LoopbackServer(SHARED_MLPERF) as server, LoopbackServer() as prices:
                 serve_logging_repository(server)  # rules releases of rounds rules_refs.csv does not list
                 with refresh_environment(base, prices, github_api_url=server.url) as with_prices:
-                    summary = refresh(refresh_settings(rounds=shared_rounds(),
-                                                       results_url_template=server.url + TRAINING_TEMPLATE,
-                                                       rules_url_template=server.url + RULES_TEMPLATE,
-                                                       hpc_rounds=shared_hpc_rounds(),
-                                                       hpc_results_url_template=server.url + HPC_TEMPLATE,
-                                                       inference_rounds=shared_inference_rounds(),
-                                                       inference_results_url_template=server.url + INFERENCE_TEMPLATE),
-                                      prices=with_prices, backoff_seconds=0.01)
+                    summary = refresh(refresh_settings(**shared_sources(server.url)), prices=with_prices,
+                                      backoff_seconds=0.01)
                 requests, port = len(server.requests), server.port
             record.write_text(json.dumps({"ok": summary.ok, "published": summary.published, "with_prices": with_prices,
                                           "summary": summary.render(), "requests": requests, "port": port}))
