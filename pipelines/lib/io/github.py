@@ -93,31 +93,3 @@ def list_pages(url: str, api_url: str, *, etag: str | None = None, token: str | 
         if session is None:
             http.close()
     return Listing(items, etag=first_etag, message=f"{len(items)} listed")
-
-
-def get_object(url: str, *, token: str | None = None, session: requests.Session | None = None,
-               timeout: tuple[float, float] = (10.0, 30.0)) -> dict | Listing:
-    """One JSON object of the API, or a Listing saying until when the rate limit holds."""
-    http = session or make_session()
-    try:
-        try:
-            resp = http.get(url, headers=headers(None, token), timeout=timeout, stream=True)
-        except requests.RequestException as exc:
-            raise FetchError(f"{url}: {exc.__class__.__name__}: {exc}") from exc
-        try:
-            if (until := rate_limited_until(resp)) is not None:
-                return Listing(skip_until=until, message=_skip_message(resp.status_code, until))
-            if resp.status_code != 200:
-                raise FetchError(f"{url}: HTTP {resp.status_code} {resp.reason}")
-            try:
-                found = loads_bounded(read_bounded(resp, url))
-            except (ValueError, RetryableError, requests.RequestException) as exc:
-                raise FetchError(f"{url}: unreadable or invalid JSON: {exc}") from exc
-        finally:
-            resp.close()
-    finally:
-        if session is None:
-            http.close()
-    if not isinstance(found, dict):
-        raise FetchError(f"{url}: expected a JSON object")
-    return found

@@ -91,11 +91,6 @@ def _build_stamp(path: Path) -> tuple | None:
 
 
 
-def published_fingerprint(base: Path | None = None) -> str | None:
-    return (read_published_info(base) or {}).get("fingerprint")
-
-
-
 def publish(build_path: Path, base: Path | None = None) -> Path:
     """Atomically make `build_path` the published warehouse (hard link, else copy, then rename)."""
     target = published_db(base)

@@ -164,16 +164,6 @@ def local_sqlalchemy_url(published: Path) -> str:
     return f"duckdb:///{quote(str(published.resolve()))}?access_mode=read_only"
 
 
-def without_password(url: str) -> str:
-    """The URL with its user but without its password (which libpq then takes from PGPASSWORD or ~/.pgpass)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    user = parts.netloc.rpartition("@")[0].split(":", 1)[0]
-    return parts._replace(netloc=f"{user}@{host}").geturl()
-
-
 def libpq_keywords(url: str) -> str:
     """The PostgreSQL URL as libpq's keyword form without its password (`dbname=db host=h port=5432 user=u
     sslmode=require`): what a SQLAlchemy URL can carry inside its database part, whose own `?` would otherwise
