@@ -20,7 +20,7 @@ from pipelines.lib.report.round_report import (
     latest_round,
 )
 from support.marts import (
-    build_fixture,  # the same hand-made upstream tables as the mart tests
+    fixture_database,  # the same hand-made upstream tables as the mart tests
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -65,11 +65,7 @@ class _Resources(HTMLParser):
 
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("wh") / "mlperf.duckdb"
-    con = duckdb.connect(str(path))
-    build_fixture(con)
-    con.close()
-    return path
+    return fixture_database(tmp_path_factory.mktemp("wh") / "mlperf.duckdb")
 
 
 @pytest.fixture(scope="module")
@@ -261,8 +257,7 @@ def test_clouds_are_named_for_people():
 
 def test_report_reads_marts_without_optional_columns(tmp_path):
     """Marts missing optional columns (or gaining new ones) still render: columns are read by name."""
-    con = duckdb.connect(str(tmp_path / "wh.duckdb"))
-    build_fixture(con)
+    con = duckdb.connect(str(fixture_database(tmp_path / "wh.duckdb")))
     con.execute("alter table mart_scaling_efficiency drop column family_size")
     con.execute("alter table mart_cost_to_train add column if not exists price_source varchar default 'list'")
     con.execute("drop table mart_utilization")
@@ -277,8 +272,7 @@ def test_framework_families_are_separate_lines(tmp_path):
     accelerator are two lines of one colour, and findings judge each family on its own."""
     import json
 
-    con = duckdb.connect(str(tmp_path / "wh.duckdb"))
-    build_fixture(con)
+    con = duckdb.connect(str(fixture_database(tmp_path / "wh.duckdb")))
     con.execute("alter table mart_scaling_efficiency add column if not exists framework_family varchar")
     con.execute("update mart_scaling_efficiency set framework_family = 'jax'")
     con.execute("alter table mart_scaling_efficiency add column if not exists is_scaling_pair boolean")

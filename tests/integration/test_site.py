@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from pipelines.lib.report.site import build_site, github_links, slug
-from support.marts import build_fixture
+from support.marts import fixture_database
 from support.paths import SHARED_MLPERF, needs_shared_mlperf
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared_build]  # three tests read the shared build
@@ -40,8 +40,7 @@ def screenshot_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def synthetic_site(tmp_path_factory) -> Path:
     db = tmp_path_factory.mktemp("wh") / "mlperf.duckdb"
-    con = duckdb.connect(str(db))
-    build_fixture(con)
+    con = duckdb.connect(str(fixture_database(db)))
     # an untrusted submission: markup and quotes in its name, a path in its folder name
     con.execute("insert into dim_system (round, submitter, system, system_name, division, accelerator_model_name, "
                 "accelerator_count, accelerator) values ('v4.1', 'Evil & Co', ?, ?, 'open', 'X<1>', 8, null)",
@@ -141,9 +140,7 @@ def test_site_command(synthetic_site, tmp_path):
 
     base = tmp_path / "warehouse"
     base.mkdir()
-    con = duckdb.connect(str(base / "mlperf.duckdb"))
-    build_fixture(con)
-    con.close()
+    fixture_database(base / "mlperf.duckdb")
     assert main(["site", "--out", str(tmp_path / "site"), "--rounds", "v4.1", "--no-reports",
                  "--warehouse-dir", str(base)]) == 0
     assert (tmp_path / "site" / "rounds" / "v4.1" / "index.html").is_file()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import duckdb
 
 from pipelines.lib.reference.seeds import load_seeds
@@ -134,6 +138,21 @@ def build_fixture(con: duckdb.DuckDBPyConnection) -> None:
     models = {name: model for name, model in load_models().items() if name in MY_MODELS}
     for name in model_order(models):
         con.execute(f"create or replace table {name} as {models[name].sql}")
+
+
+_BUILT: list[tempfile.TemporaryDirectory] = []  # the one database build_fixture made in this process
+
+
+def fixture_database(target: Path) -> Path:
+    """A copy at `target` of the database `build_fixture` makes (built once per test process, in a temporary
+    folder removed when the process ends), for a test to change as it likes."""
+    if not _BUILT:
+        folder = tempfile.TemporaryDirectory(prefix="marts-fixture-")
+        with duckdb.connect(str(Path(folder.name) / "marts.duckdb")) as con:
+            build_fixture(con)
+        _BUILT.append(folder)
+    shutil.copyfile(Path(_BUILT[0].name) / "marts.duckdb", target)
+    return target
 
 
 def submitters_of(con: duckdb.DuckDBPyConnection) -> None:

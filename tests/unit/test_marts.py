@@ -14,13 +14,12 @@ import pytest
 
 from pipelines.lib.report import metrics
 from pipelines.lib.warehouse.models import load_models
-from support.marts import RESULTS, TOKENS, build_fixture, mart_test_failures
+from support.marts import RESULTS, TOKENS, fixture_database, mart_test_failures
 
 
 @pytest.fixture()
-def con():
-    con = duckdb.connect()
-    build_fixture(con)
+def con(tmp_path):
+    con = duckdb.connect(str(fixture_database(tmp_path / "marts.duckdb")))
     yield con
     con.close()
 

@@ -16,7 +16,7 @@ from pipelines.lib.mlperf.precision import (
     system_precision,
 )
 from pipelines.lib.reference.vocabulary import values
-from support.marts import build_fixture
+from support.marts import fixture_database
 
 RUN_START = b':::MLLOG {"key": "run_start", "value": null, "time_ms": 1}\n'
 
@@ -115,9 +115,8 @@ def _mfu_rows(con):
     ).fetchall()}
 
 
-def test_mfu_uses_the_peak_of_the_stated_precision():
-    con = duckdb.connect()
-    build_fixture(con)
+def test_mfu_uses_the_peak_of_the_stated_precision(tmp_path):
+    con = duckdb.connect(str(fixture_database(tmp_path / "marts.duckdb")))
     # an FP8 run stated in the log; a BF16 statement in a systems file; the rest default to BF16
     con.execute("update fct_training_run set precision_logged = 'fp8', precision_evidence = '0:   fp8: true' "
                 "where system = 'dgxh100_n128'")
@@ -145,9 +144,8 @@ def test_mfu_uses_the_peak_of_the_stated_precision():
     assert evidence[1] == "dense FP8 peak of nvidia-h100-sxm-80gb (1.979e+15 FLOP/s), precision from stack"
 
 
-def test_an_unmapped_statement_is_flagged_and_never_guessed_and_a_stated_one_wins():
-    con = duckdb.connect()
-    build_fixture(con)
+def test_an_unmapped_statement_is_flagged_and_never_guessed_and_a_stated_one_wins(tmp_path):
+    con = duckdb.connect(str(fixture_database(tmp_path / "marts.duckdb")))
     con.execute("update dim_accelerator set peak_dense_fp8_flops = 1979e12 where accelerator = 'nvidia-h100-sxm-80gb'")
     con.execute("update fct_training_run set precision_statement_unmapped = 'lowest_numerical_precision_in_linear: "
                 "mxfp6' where system = 'dgxh100_n128'")
@@ -167,11 +165,10 @@ def test_an_unmapped_statement_is_flagged_and_never_guessed_and_a_stated_one_win
     assert rows["tpu-v5p-512"][4] == "no dense TF32 peak for google-tpu-v5p in dim_accelerator"
 
 
-def test_a_result_faster_than_the_bf16_peak_keeps_its_precision_and_its_mfu_is_nulled():
+def test_a_result_faster_than_the_bf16_peak_keeps_its_precision_and_its_mfu_is_nulled(tmp_path):
     """No threshold decides the precision: a result stating nothing whose FLOP/s exceed the BF16 peak keeps
     BF16 (assumed) and its MFU is NULL with the reason, at every size of its stack alike."""
-    con = duckdb.connect()
-    build_fixture(con)
+    con = duckdb.connect(str(fixture_database(tmp_path / "marts.duckdb")))
     con.execute("update dim_accelerator set peak_dense_fp8_flops = 1979e12 where accelerator = 'nvidia-h100-sxm-80gb'")
     # two thirds of its real time: 1.2e9 tokens × 6 × 175e9 / (26/1.5 min × 1024 GPUs) ≈ 1.18e15 FLOP/s > 989e12
     con.execute("update fct_training_run set time_to_train_minutes = time_to_train_minutes / 1.5 "
@@ -197,8 +194,7 @@ def test_checks_name_the_rows(tmp_path):
     from pipelines.lib.warehouse.models import load_models
     from support.marts import sql_test_failures
 
-    con = duckdb.connect(str(tmp_path / "mlperf.duckdb"))
-    build_fixture(con)
+    con = duckdb.connect(str(fixture_database(tmp_path / "mlperf.duckdb")))
     con.execute("alter table dim_system add column accelerator_mapping varchar")
     con.execute("update dim_system set accelerator_mapping = case when accelerator is null then 'unmapped' "
                 "else 'mapped' end")
