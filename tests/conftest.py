@@ -1,3 +1,4 @@
+import ast
 import ipaddress
 import os
 import socket
@@ -18,6 +19,24 @@ def pytest_xdist_auto_num_workers(config):
     compute all the time (both measured in benchmarks/RESULTS.md)."""
     cores = len(os.sched_getaffinity(0))
     return cores if "not slow" in (config.getoption("markexpr") or "") else cores + 1
+
+
+def _every_test_slow(path) -> bool:
+    """Whether the module's own `pytestmark` names `pytest.mark.slow`, which marks every test in it."""
+    for node in ast.parse(path.read_bytes()).body:
+        if isinstance(node, ast.Assign) and any(getattr(target, "id", None) == "pytestmark" for target in node.targets):
+            return any(isinstance(mark, ast.Attribute) and mark.attr == "slow" and getattr(mark.value, "attr", None) == "mark"
+                       for mark in ast.walk(node.value))
+    return False
+
+
+def pytest_ignore_collect(collection_path, config):
+    """The fast lane (`-m "not slow"`) does not import a module whose every test is slow: each worker would import
+    it and collect its tests only to deselect them all."""
+    if ((config.getoption("markexpr") or "").strip() == "not slow" and collection_path.suffix == ".py"
+            and collection_path.name.startswith("test_") and _every_test_slow(collection_path)):
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(config, items):
