@@ -12,6 +12,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from pipelines.lib.mlperf.rounds import round_sort_key
+from pipelines.lib.mlperf.suites import HPC, INFERENCE, SUITES, TRAINING, Suite
 from support.github import serve_logging_repository
 from support.http_server import LoopbackServer
 from support.paths import SHARED_MLPERF, copy_warehouse
@@ -19,35 +21,50 @@ from support.price_site import refresh_environment
 from support.refresh import refresh_settings
 
 
+def _shared_folder(suite: Suite) -> str:
+    """Where ../shared keeps a suite's archives, below its MLPerf folder: Training's at the top, each other
+    suite's in a folder named after it."""
+    return "" if suite is TRAINING else f"{suite.name}/"
+
+
+def shared_rounds_of(suite: Suite) -> list[str]:
+    """The rounds of `suite` whose archive ../shared holds, oldest first."""
+    prefix = f"{suite.repository}_"
+    return sorted((p.name.removeprefix(prefix).split("-")[0]
+                   for p in (SHARED_MLPERF / _shared_folder(suite)).glob(f"{prefix}v*.tar.gz")), key=round_sort_key)
+
+
+def served_template(suite: Suite) -> str:
+    """Where a round's archive of `suite` is below the shared MLPerf folder, as served: its URL template after
+    the server's URL."""
+    return f"/{_shared_folder(suite)}{suite.repository}_{{version}}-main.tar.gz"
+
+
 def shared_rounds() -> list[str]:
-    return sorted(p.name.split("_")[2].split("-")[0] for p in SHARED_MLPERF.glob("training_results_v*.tar.gz"))
+    return shared_rounds_of(TRAINING)
 
 
 def shared_hpc_rounds() -> list[str]:
-    return sorted(p.name.split("_")[2].split("-")[0] for p in (SHARED_MLPERF / "hpc").glob("hpc_results_v*.tar.gz"))
-
-
-# Where each archive is below the shared MLPerf folder, as served: URL templates after the server's URL.
-TRAINING_TEMPLATE = "/training_results_{version}-main.tar.gz"
-RULES_TEMPLATE = "/logging/logging-{ref}.tar.gz"
-HPC_TEMPLATE = "/hpc/hpc_results_{version}-main.tar.gz"
-INFERENCE_TEMPLATE = "/inference/inference_results_{version}-main.tar.gz"
+    return shared_rounds_of(HPC)
 
 
 def shared_inference_rounds() -> list[str]:
-    return sorted(p.name.split("_")[2].split("-")[0]
-                  for p in (SHARED_MLPERF / "inference").glob("inference_results_v*.tar.gz"))
+    return shared_rounds_of(INFERENCE)
+
+
+TRAINING_TEMPLATE, HPC_TEMPLATE, INFERENCE_TEMPLATE = (served_template(s) for s in (TRAINING, HPC, INFERENCE))
+RULES_TEMPLATE = "/logging/logging-{ref}.tar.gz"
 
 
 def shared_sources(server_url: str) -> dict[str, object]:
-    """Every shared round of every suite and where it is served at `server_url`, by setting name (`rounds`,
-    `hpc_results_url_template`, ..., `rules_url_template`): `refresh_settings(**shared_sources(url))` in this
-    process, `setting_variables(shared_sources(url))` for a `mlperf-warehouse` process."""
-    return {"rounds": shared_rounds(), "results_url_template": server_url + TRAINING_TEMPLATE,
-            "hpc_rounds": shared_hpc_rounds(), "hpc_results_url_template": server_url + HPC_TEMPLATE,
-            "inference_rounds": shared_inference_rounds(),
-            "inference_results_url_template": server_url + INFERENCE_TEMPLATE,
-            "rules_url_template": server_url + RULES_TEMPLATE}
+    """Every shared round of every suite and where it is served at `server_url`, by setting name (each suite's
+    `rounds_setting` and `results_setting`, and `rules_url_template`): `refresh_settings(**shared_sources(url))`
+    in this process, `setting_variables(shared_sources(url))` for a `mlperf-warehouse` process."""
+    values: dict[str, object] = {"rules_url_template": server_url + RULES_TEMPLATE}
+    for suite in SUITES.values():
+        values[suite.rounds_setting] = shared_rounds_of(suite)
+        values[suite.results_setting] = server_url + served_template(suite)
+    return values
 
 
 def setting_variables(values: dict[str, object]) -> dict[str, str]:
