@@ -1,4 +1,3 @@
-import ast
 import ipaddress
 import os
 import socket
@@ -7,10 +6,17 @@ from collections import Counter
 
 import pytest
 
+from support.markers import every_test_marked
+
 # A machine that sets PYTHONDONTWRITEBYTECODE (some containers do) would have each pytest process rewrite every
 # test module again, and each `mlperf-warehouse` process a test starts compile the project's modules again: the
 # test processes keep both compiled in the checkout's git-ignored __pycache__ folders, which those processes read.
 sys.dont_write_bytecode = False
+
+
+def _fast_lane(config) -> bool:
+    """Whether this run is the fast lane: `-m "not slow"`."""
+    return (config.getoption("markexpr") or "").strip() == "not slow"
 
 
 def pytest_xdist_auto_num_workers(config):
@@ -18,23 +24,14 @@ def pytest_xdist_auto_num_workers(config):
     a refresh process, a browser or a timeout, and the extra worker runs meanwhile; the fast lane's tests
     compute all the time (both measured in benchmarks/RESULTS.md)."""
     cores = len(os.sched_getaffinity(0))
-    return cores if "not slow" in (config.getoption("markexpr") or "") else cores + 1
-
-
-def _every_test_slow(path) -> bool:
-    """Whether the module's own `pytestmark` names `pytest.mark.slow`, which marks every test in it."""
-    for node in ast.parse(path.read_bytes()).body:
-        if isinstance(node, ast.Assign) and any(getattr(target, "id", None) == "pytestmark" for target in node.targets):
-            return any(isinstance(mark, ast.Attribute) and mark.attr == "slow" and getattr(mark.value, "attr", None) == "mark"
-                       for mark in ast.walk(node.value))
-    return False
+    return cores if _fast_lane(config) else cores + 1
 
 
 def pytest_ignore_collect(collection_path, config):
     """The fast lane (`-m "not slow"`) does not import a module whose every test is slow: each worker would import
     it and collect its tests only to deselect them all."""
-    if ((config.getoption("markexpr") or "").strip() == "not slow" and collection_path.suffix == ".py"
-            and collection_path.name.startswith("test_") and _every_test_slow(collection_path)):
+    if (_fast_lane(config) and collection_path.suffix == ".py" and collection_path.name.startswith("test_")
+            and every_test_marked(collection_path, "slow")):
         return True
     return None
 

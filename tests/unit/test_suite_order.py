@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from support.markers import names_mark
 from support.paths import TESTS_DIR
 
 
@@ -15,13 +16,8 @@ def _reads_shared_build(tree: ast.Module) -> bool:
                for node in ast.walk(tree))
 
 
-def _marked(tree: ast.Module) -> bool:
-    return any(isinstance(node, ast.Attribute) and node.attr == "shared_build"
-               and getattr(node.value, "attr", None) == "mark" for node in ast.walk(tree))
-
-
 def test_every_module_that_reads_the_shared_build_is_marked():
-    readers = {path.relative_to(TESTS_DIR).as_posix(): _marked(tree)
+    readers = {path.relative_to(TESTS_DIR).as_posix(): names_mark(tree, "shared_build")
                for path in TESTS_DIR.rglob("test_*.py")
                if _reads_shared_build(tree := ast.parse(path.read_text(encoding="utf-8")))}
     assert len(readers) >= 4, readers  # the parity modules and the site's: the check finds them
