@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 from pathlib import Path
@@ -140,18 +141,19 @@ def build_fixture(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"create or replace table {name} as {models[name].sql}")
 
 
-_BUILT: list[tempfile.TemporaryDirectory] = []  # the one database build_fixture made in this process
+@functools.cache
+def _built_once() -> tempfile.TemporaryDirectory:
+    """A temporary folder holding the database `build_fixture` makes, built once per test process (the folder
+    is removed when the process ends)."""
+    folder = tempfile.TemporaryDirectory(prefix="marts-fixture-")
+    with duckdb.connect(str(Path(folder.name) / "marts.duckdb")) as con:
+        build_fixture(con)
+    return folder
 
 
 def fixture_database(target: Path) -> Path:
-    """A copy at `target` of the database `build_fixture` makes (built once per test process, in a temporary
-    folder removed when the process ends), for a test to change as it likes."""
-    if not _BUILT:
-        folder = tempfile.TemporaryDirectory(prefix="marts-fixture-")
-        with duckdb.connect(str(Path(folder.name) / "marts.duckdb")) as con:
-            build_fixture(con)
-        _BUILT.append(folder)
-    shutil.copyfile(Path(_BUILT[0].name) / "marts.duckdb", target)
+    """A copy at `target` of the database `build_fixture` makes, for a test to change as it likes."""
+    shutil.copyfile(Path(_built_once().name) / "marts.duckdb", target)
     return target
 
 
