@@ -116,3 +116,16 @@ def test_the_plain_log_takes_the_fast_path_and_odd_ones_do_not():
     for odd in ("string time", "boolean time", "NaN value (stdlib json only)", "no metadata", "deep nesting"):
         lines, _ = token_lines("\n".join([*PLAIN, ODD_LINES[odd]]).encode(), MLLOG.token)
         assert _parse_mllog_lines(lines) is None, odd
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"\r\n", b"\r", b"\n", b"a", b":: MLLOG {}", b" "]), max_size=40))
+def test_line_feeds_are_universal_newlines_whichever_ending_mix(pieces):
+    """Each \\r\\n and each lone \\r becomes one line feed, whether the buffer has only \\r\\n endings (the fast
+    path) or also lone carriage returns."""
+    import re
+
+    from pipelines.lib.mlperf.archive import line_feeds
+
+    buffer = b"".join(pieces)
+    assert line_feeds(buffer) == re.sub(rb"\r\n?", b"\n", buffer)

@@ -128,8 +128,7 @@ def read_log_stream(fh: IO[bytes], name: str, max_line: int, tick: Callable[[], 
             buffer, held = buffer[:-1], b"\r"
         else:
             held = b""
-        if b"\r" in buffer:
-            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        buffer = line_feeds(buffer)
         end = buffer.rfind(b"\n") + 1  # the complete lines; the rest waits for the next read
         region, carry = buffer[:end], (buffer[end:] + held if chunk else buffer[end:])
         physical += region.count(b"\n")
@@ -189,6 +188,16 @@ class LineTooLong(ValueError):
 READ_BYTES = 1 << 20  # one read of a streamed member
 
 
+def line_feeds(buffer: bytes) -> bytes:
+    """`buffer` with universal newlines: each \r\n and each lone \r made a line feed."""
+    if b"\r" not in buffer:
+        return buffer
+    if buffer.count(b"\r") == buffer.count(b"\r\n"):
+        # every carriage return starts a \r\n: deleting them is one pass (replacing pairs costs a step per line)
+        return buffer.translate(None, b"\r")
+    return buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
 def complete_lines(fh: IO[bytes], max_line: int, digest=None, tick: Callable[[], None] | None = None
                    ) -> Iterator[bytes]:
     """A member read 1 MiB at a time, as regions of complete lines (universal newlines, each made a line feed;
@@ -206,8 +215,7 @@ def complete_lines(fh: IO[bytes], max_line: int, digest=None, tick: Callable[[],
         held = b""
         if chunk and buffer.endswith(b"\r"):  # may be the first half of a \r\n split across reads
             buffer, held = buffer[:-1], b"\r"
-        if b"\r" in buffer:
-            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        buffer = line_feeds(buffer)
         end = buffer.rfind(b"\n") + 1 if chunk else len(buffer)
         region, carry = buffer[:end], buffer[end:] + held
         if region:
