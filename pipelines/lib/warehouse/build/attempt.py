@@ -89,6 +89,9 @@ def build_attempt(base: Path, build_path: Path, models: dict, dependencies_verif
                 # and float sums then come out bit for bit the same in every build.
                 con.execute("set threads = 1")
             load_raw(con, base, frozenset(excluded), previous, from_previous)
+            # The rest is one transaction: each statement would otherwise commit, and each commit waits for
+            # the disk (hundreds of them: a COMMENT per described column). A failed attempt rolls back.
+            con.execute("begin")
             load_seeds(con)
             con.execute("create table raw_build_parameters (name varchar, value double, source varchar)")
             con.executemany("insert into raw_build_parameters values (?, ?, ?)", parameters.rows())
@@ -122,6 +125,7 @@ def build_attempt(base: Path, build_path: Path, models: dict, dependencies_verif
                 "?::varchar as excluded_rounds",
                 [built_at, fingerprint, json.dumps(excluded)],
             )
+            con.execute("commit")
             counts = row_counts(con)
             con.execute("checkpoint")
         finally:
