@@ -51,7 +51,8 @@ def pytest_runtest_protocol(item, nextitem):  # the plugin: pytest calls it arou
         _records = open(Path(os.environ[_OUT]) / f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.jsonl", "a")
     cpu, wall = _cpu(), time.perf_counter()
     yield
-    _records.write(json.dumps({"id": item.nodeid, "cpu": _cpu() - cpu, "wall": time.perf_counter() - wall}) + "\n")
+    _records.write(json.dumps({"id": item.nodeid, "cpu": _cpu() - cpu, "wall": time.perf_counter() - wall,
+                               "ended": time.time()}) + "\n")
     _records.flush()
 
 
@@ -60,11 +61,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=15, help="modules to list (default 15)")
     parser.add_argument("--tests", type=int, default=0, help="also list the tests using most CPU (default none)")
+    parser.add_argument("--tail", type=int, default=0,
+                        help="also list each worker's last modules, with when each ended (default none)")
     args, pytest_args = parser.parse_known_args()
     with tempfile.TemporaryDirectory() as out:
         env = os.environ | {_OUT: out, "PYTHONPATH": os.pathsep.join(
             filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))}
-        started = time.perf_counter()
+        started, started_at = time.perf_counter(), time.time()
         done = subprocess.run([sys.executable, *readme_test_command(), "-p", Path(__file__).stem, *pytest_args],
                               cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - started
@@ -88,6 +91,19 @@ def main() -> None:
         print(f"the {args.tests} tests using most (CPU s, wall s):")
         for r in sorted((r for rows in workers.values() for r in rows), key=lambda r: -r["cpu"])[:args.tests]:
             print(f"  {r['cpu']:6.1f} {r['wall']:6.1f}  {r['id']}")
+    if args.tail:
+        print(f"each worker's last {args.tail} modules (ended at s after the start, wall s in them):")
+        for name, rows in sorted(workers.items()):
+            runs = []  # consecutive tests of one module
+            for r in rows:
+                module = r["id"].split("::")[0]
+                if runs and runs[-1][0] == module:
+                    runs[-1][1] = r["ended"]
+                    runs[-1][2] += r["wall"]
+                else:
+                    runs.append([module, r["ended"], r["wall"]])
+            print(f"  {name}: " + "; ".join(f"{m.rsplit('/', 1)[-1]} {e - started_at:.0f} ({w:.0f})"
+                                              for m, e, w in runs[-args.tail:]))
     sys.exit(done.returncode)
 
 
