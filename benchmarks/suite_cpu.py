@@ -5,7 +5,11 @@ browsers, UI servers), then printed per module and per xdist worker, with the wh
 Scoring workers a test's process keeps alive (the refresh's pool) are counted when they end, not per test,
 so the per-module figures add up to less than the run's CPU.
 
-Usage: python benchmarks/suite_cpu.py [--top 15] [--tests 0] [pytest arguments, e.g. -m "not slow"]
+`--write-module-seconds` (a whole run only) records each module's wall seconds in tests/module_seconds.json, the
+order the suite hands modules to its workers (tests/support/schedule.py).
+
+Usage: python benchmarks/suite_cpu.py [--top 15] [--tests 0] [--tail 0] [--write-module-seconds]
+                                      [pytest arguments, e.g. -m "not slow"]
 """
 
 from __future__ import annotations
@@ -63,7 +67,11 @@ def main() -> None:
     parser.add_argument("--tests", type=int, default=0, help="also list the tests using most CPU (default none)")
     parser.add_argument("--tail", type=int, default=0,
                         help="also list each worker's last modules, with when each ended (default none)")
+    parser.add_argument("--write-module-seconds", action="store_true",
+                        help="record each module's wall seconds for the suite's order (whole runs only)")
     args, pytest_args = parser.parse_known_args()
+    if args.write_module_seconds and pytest_args:
+        parser.error("--write-module-seconds records a whole run: give no pytest arguments")
     with tempfile.TemporaryDirectory() as out:
         env = os.environ | {_OUT: out, "PYTHONPATH": os.pathsep.join(
             filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))}
@@ -104,6 +112,16 @@ def main() -> None:
                     runs.append([module, r["ended"], r["wall"]])
             print(f"  {name}: " + "; ".join(f"{m.rsplit('/', 1)[-1]} {e - started_at:.0f} ({w:.0f})"
                                               for m, e, w in runs[-args.tail:]))
+    if args.write_module_seconds:
+        if done.returncode != 0:
+            print("not recorded: the run failed")
+        else:
+            sys.path.insert(0, str(ROOT / "tests"))
+            from support.schedule import MODULE_SECONDS
+
+            MODULE_SECONDS.write_text(json.dumps({m: round(s, 1) for m, s in sorted(wall_by_module.items())},
+                                                 indent=1) + "\n", encoding="utf-8")
+            print(f"recorded {len(wall_by_module)} modules' wall seconds in {MODULE_SECONDS.relative_to(ROOT)}")
     sys.exit(done.returncode)
 
 

@@ -2,11 +2,11 @@ import ipaddress
 import os
 import socket
 import sys
-from collections import Counter
 
 import pytest
 
 from support.markers import every_test_marked
+from support.schedule import measured_seconds, module_order
 
 # A machine that sets PYTHONDONTWRITEBYTECODE (some containers do) would have each pytest process rewrite every
 # test module again, and each `mlperf-warehouse` process a test starts compile the project's modules again: the
@@ -37,17 +37,14 @@ def pytest_ignore_collect(collection_path, config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """The order test modules run in. README's test command (`-n auto --dist loadfile --no-loadscope-reorder`)
-    hands whole modules to the xdist workers in this order: the largest module that reads the shared build of
-    every shared round (marker `shared_build`) first, so its worker starts that build at once; the other
-    modules that read it last, when it is long built, so no worker waits for it; the rest in between, largest
-    first (pytest-xdist's own order)."""
+    """The order test modules run in (`support/schedule.py`): README's test command (`-n auto --dist loadfile
+    --no-loadscope-reorder`) hands whole modules to the xdist workers in this order."""
     module = {item: item.nodeid.split("::")[0] for item in items}
-    size = Counter(module.values())
-    needs_build = {module[item] for item in items if item.get_closest_marker("shared_build")}
-    first = max(needs_build, key=lambda m: (size[m], m), default=None)
-    items.sort(key=lambda item: (0 if module[item] == first else 2 if module[item] in needs_build else 1,
-                                 -size[module[item]], module[item]))
+    readers = {module[item] for item in items if item.get_closest_marker("shared_build")}
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    order = module_order(module.values(), readers, measured_seconds(), workers)
+    position = {name: index for index, name in enumerate(order)}
+    items.sort(key=lambda item: position[module[item]])  # stable: a module's own tests keep their order
 
 
 @pytest.fixture
