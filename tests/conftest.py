@@ -2,6 +2,7 @@ import ipaddress
 import os
 import socket
 import sys
+from collections import Counter
 
 import pytest
 
@@ -42,7 +43,7 @@ def pytest_collection_modifyitems(config, items):
     module = {item: item.nodeid.split("::")[0] for item in items}
     readers = {module[item] for item in items if item.get_closest_marker("shared_build")}
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
-    order = module_order(module.values(), readers, measured_seconds(), workers)
+    order = module_order(Counter(module.values()), readers, measured_seconds(), workers)
     position = {name: index for index, name in enumerate(order)}
     items.sort(key=lambda item: position[module[item]])  # stable: a module's own tests keep their order
 

@@ -10,7 +10,7 @@ How long a module takes comes from `tests/module_seconds.json`, measured by
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Mapping
 from pathlib import Path
 
 MODULE_SECONDS = Path(__file__).resolve().parents[1] / "module_seconds.json"
@@ -21,21 +21,23 @@ def measured_seconds(path: Path = MODULE_SECONDS) -> dict[str, float]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-def module_order(modules: Iterable[str], readers: set[str], seconds: dict[str, float], workers: int) -> list[str]:
-    """`modules` in the order to run them: the longest reader of the shared build first (its worker builds it),
-    then longest first, a reader only once the modules before it add up to the build's time on each other
-    worker. `seconds`: measured module times; one not measured counts as the longest."""
-    modules = sorted(set(modules))
+def module_order(tests: Mapping[str, int], readers: set[str], seconds: dict[str, float], workers: int) -> list[str]:
+    """The modules of `tests` (module → its number of tests) in the order to run them: the reader of the shared
+    build with the most tests first (its worker builds it: whichever reader asks first does), then the longest
+    first, a reader only once the modules handed out before it add up to the build's time on each worker (the
+    other workers' own, and as much again for the modules they hold queued). `seconds`: measured module times;
+    one not measured counts as the longest."""
+    modules = sorted(tests)
     longest = max(seconds.values(), default=1.0)
     estimate = {m: seconds.get(m, longest) for m in modules}
     pending = sorted(modules, key=lambda m: (-estimate[m], m))
     order: list[str] = []
-    builder = next((m for m in pending if m in readers), None)
     hold = 0.0
-    if builder is not None:
+    if readers & set(modules):
+        builder = max(readers & set(modules), key=lambda m: (tests[m], m))
         pending.remove(builder)
         order.append(builder)
-        hold = estimate[builder] * (workers - 1)
+        hold = estimate[builder] * workers if workers > 1 else 0.0
     handed = 0.0
     while pending:
         ready = handed >= hold

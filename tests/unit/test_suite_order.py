@@ -42,29 +42,33 @@ def test_the_fast_lane_skips_importing_only_modules_whose_every_test_is_slow():
 
 
 SECONDS = {"build.py": 100.0, "reader_big.py": 60.0, "reader_small.py": 5.0, "long.py": 80.0, "mid.py": 50.0,
-           "short.py": 10.0, "tiny.py": 1.0}
+           "short.py": 10.0, "tiny.py": 1.0, "other.py": 70.0, "more.py": 40.0}
+TESTS = dict.fromkeys(SECONDS, 3) | {"build.py": 20}  # the builder: the reader with the most tests
 READERS = {"build.py", "reader_big.py", "reader_small.py"}
 
 
-def test_the_builder_runs_first_then_the_longest_and_readers_only_after_the_build_s_time_on_the_other_workers():
-    order = module_order(SECONDS, READERS, SECONDS, workers=3)
-    assert order[0] == "build.py"
-    # before any reader: 80 + 50 + 10 + ... until 2 workers x 100 s; then the readers take their place by length
-    assert order == ["build.py", "long.py", "mid.py", "short.py", "tiny.py", "reader_big.py", "reader_small.py"]
-    # with two workers the hold is one build's time: the big reader comes after 80 + 50 s of other work
-    assert module_order(SECONDS, READERS, SECONDS, workers=2) == [
-        "build.py", "long.py", "mid.py", "reader_big.py", "short.py", "reader_small.py", "tiny.py"]
+def test_the_builder_runs_first_then_the_longest_and_readers_only_after_the_build_s_time_on_each_worker():
+    order = module_order(TESTS, READERS, SECONDS, workers=2)
+    # before any reader: 80 + 70 + 50 s of other work, the build's 100 s on each of the two workers; then the
+    # readers take their place by length
+    assert order == ["build.py", "long.py", "other.py", "mid.py", "reader_big.py", "more.py", "short.py",
+                     "reader_small.py", "tiny.py"]
+    # three workers: 300 s; the readers wait for every other module, and come last, longest first
+    assert module_order(TESTS, READERS, SECONDS, workers=3)[-2:] == ["reader_big.py", "reader_small.py"]
     # one process builds before anything else runs: nothing is held back, longest first
-    assert module_order(SECONDS, READERS, SECONDS, workers=1) == [
-        "build.py", "long.py", "reader_big.py", "mid.py", "short.py", "reader_small.py", "tiny.py"]
+    assert module_order(TESTS, READERS, SECONDS, workers=1) == [
+        "build.py", "long.py", "other.py", "reader_big.py", "mid.py", "more.py", "short.py", "reader_small.py",
+        "tiny.py"]
+    # the builder is chosen by its tests, not its time: a reader that waited for the build and measured long
+    assert module_order(TESTS, READERS, SECONDS | {"reader_big.py": 500.0}, workers=2)[0] == "build.py"
 
 
 def test_a_module_never_measured_runs_among_the_longest_and_the_order_is_the_same_in_every_worker():
     known = {m: s for m, s in SECONDS.items() if m != "short.py"}
-    order = module_order(SECONDS, READERS, known, workers=3)
+    order = module_order(TESTS, READERS, known, workers=2)
     assert order.index("short.py") == 1  # counted as long as the longest measured (100 s), before long.py's 80
-    assert module_order(reversed(list(SECONDS)), READERS, known, workers=3) == order
-    assert module_order(["a.py", "b.py"], set(), {}, workers=3) == ["a.py", "b.py"]  # nothing measured yet
+    assert module_order(dict(reversed(list(TESTS.items()))), READERS, known, workers=2) == order
+    assert module_order({"a.py": 1, "b.py": 2}, set(), {}, workers=3) == ["a.py", "b.py"]  # nothing measured yet
 
 
 def test_the_measured_seconds_name_test_modules_with_a_time_each():
