@@ -139,6 +139,7 @@ def url(value: object) -> str:
     from urllib.parse import urlsplit
 
     from pipelines.lib.io.redaction import redact_url
+    from pipelines.lib.io.schemes import source_url_problem
 
     given = text(value)
     try:
@@ -146,11 +147,9 @@ def url(value: object) -> str:
         parts.port  # noqa: B018  - a port that is no number raises here
     except ValueError as exc:
         raise ValueError(f"not a URL ({exc}): {redact_url(given)!r}") from None
-    scheme = parts.scheme.lower()
-    if scheme in ("http", "https") and not parts.hostname:
-        raise ValueError(f"names no host: {redact_url(given)!r}")
-    if scheme not in ("http", "https", "file") and len(scheme) > 1:
-        raise ValueError(f"must be http(s), file:// or a path, not {scheme}://: {redact_url(given)!r}")
+    problem = source_url_problem(parts)
+    if problem:
+        raise ValueError(f"{problem}: {redact_url(given)!r}")
     return given
 
 

@@ -15,6 +15,7 @@ import re
 from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 from pipelines.lib.io.context import add_secrets, current
+from pipelines.lib.io.schemes import WEB_SCHEMES
 
 MASK = "[REDACTED]"
 # A URL's masked user information: still a valid URL (brackets would read as an IPv6 host), so a record that keeps
@@ -44,7 +45,7 @@ def url_credentials(url: str | None) -> set[str]:
         username, password = parts.username, parts.password
     except ValueError:  # not a URL (a port that is no number, ...): its user information is masked by redact
         return set()
-    secret = password or (username if parts.scheme.lower() in ("http", "https") else None)
+    secret = password or (username if parts.scheme.lower() in WEB_SCHEMES else None)
     return {secret, unquote(secret)} if secret else set()
 
 

@@ -13,12 +13,13 @@ from urllib.request import url2pathname
 
 from pipelines.lib.io.hosts import allowed_hosts
 from pipelines.lib.io.retry import FetchError, UnsafeURL
+from pipelines.lib.io.schemes import WEB_SCHEMES
 
 
 def local_source(url: str) -> Path | None:
     """The local path for file:// URLs and plain paths; None for http(s)."""
     parts = urlsplit(url)
-    if parts.scheme in ("http", "https"):
+    if parts.scheme in WEB_SCHEMES:
         return None
     if parts.scheme == "file":
         if parts.netloc not in ("", "localhost"):
@@ -40,7 +41,7 @@ def check_followed_url(link: str, base_url: str, what: str) -> str:
 
     link = str(link).strip()
     base_parts = urlsplit(base_url)
-    if base_parts.scheme not in ("http", "https"):
+    if base_parts.scheme not in WEB_SCHEMES:
         link_parts = urlsplit(link)
         if link_parts.scheme or link_parts.netloc or link.startswith("/"):
             raise UnsafeURL(f"{what}: refusing {link!r}: the source is local, only relative links are followed")
@@ -53,7 +54,7 @@ def check_followed_url(link: str, base_url: str, what: str) -> str:
     resolved = urljoin(base_url, link)
     parts = urlsplit(resolved)
     allowed = {(base_parts.hostname or "").lower()} | allowed_hosts()
-    if parts.scheme not in ("http", "https"):
+    if parts.scheme not in WEB_SCHEMES:
         raise UnsafeURL(f"{what}: refusing {resolved!r}: only http(s) links are followed")
     if (parts.hostname or "").lower() not in allowed:
         raise UnsafeURL(f"{what}: refusing {resolved!r}: host {parts.hostname!r} is not the configured host "

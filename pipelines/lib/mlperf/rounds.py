@@ -31,6 +31,7 @@ def url_template(template: str | None, default: str, placeholder: str, what: str
     secret here, where every template a process uses passes (settings, flags, resources): the download uses
     it, nothing shows or stores it."""
     from pipelines.lib.io.redaction import redact_url, register_url_credentials
+    from pipelines.lib.io.schemes import source_url_problem
 
     template = template or default
     register_url_credentials(template)
@@ -39,12 +40,10 @@ def url_template(template: str | None, default: str, placeholder: str, what: str
         parts.port  # noqa: B018  - a port that is no number raises here, not at the first download
     except ValueError as exc:
         raise ValueError(f"the {what} URL template is not a URL ({exc}): {redact_url(template)!r}") from None
+    problem = source_url_problem(parts)
+    if problem:
+        raise ValueError(f"the {what} URL template {problem}: {redact_url(template)!r}")
     scheme = parts.scheme.lower()
-    if scheme not in ("http", "https", "file") and len(scheme) > 1:  # one letter: a Windows drive
-        raise ValueError(f"the {what} URL template must be http(s), file:// or a path, not {scheme}://: "
-                         f"{redact_url(template)!r}")
-    if scheme in ("http", "https") and not parts.hostname:
-        raise ValueError(f"the {what} URL template names no host: {redact_url(template)!r}")
     if scheme == "file" and parts.netloc not in ("", "localhost"):
         raise ValueError(f"the {what} URL template is a file:// URL on another host ({parts.netloc}), which "
                          f"is not supported: {redact_url(template)!r}")
