@@ -89,9 +89,6 @@ def build_attempt(base: Path, build_path: Path, models: dict, dependencies_verif
                 # and float sums then come out bit for bit the same in every build.
                 con.execute("set threads = 1")
             load_raw(con, base, frozenset(excluded), previous, from_previous)
-            # The rest is one transaction: each statement would otherwise commit, and each commit waits for
-            # the disk (hundreds of them: a COMMENT per described column). A failed attempt rolls back.
-            con.execute("begin")
             load_seeds(con)
             con.execute("create table raw_build_parameters (name varchar, value double, source varchar)")
             con.executemany("insert into raw_build_parameters values (?, ?, ?)", parameters.rows())
@@ -116,7 +113,11 @@ def build_attempt(base: Path, build_path: Path, models: dict, dependencies_verif
                     raise BuildFailed(f"warehouse checks failed, nothing published: {headline}\n" + "\n".join(failures),
                                       outcomes)
                 return Attempt({}, columns, outcomes, dependencies, failing)
-            for name in models:  # the headers' descriptions travel with the data (BI tools show them)
+            # The headers' descriptions travel with the data (BI tools show them): a COMMENT per described
+            # column, hundreds, in one transaction rather than a commit (a wait for the disk) each. The models
+            # are built outside it: a transaction holds what it writes in memory until it commits.
+            con.execute("begin")
+            for name in models:
                 for statement in comment_statements(models[name]):
                     con.execute(statement)
             built_at = datetime.now(UTC).isoformat()
