@@ -81,7 +81,11 @@ def main() -> None:
         wall = time.perf_counter() - started
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         workers = {p.stem: [json.loads(line) for line in p.open()] for p in Path(out).glob("*.jsonl")}
-    print(done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-2000:])
+    lines = done.stdout.strip().splitlines()
+    for line in lines:  # pytest's short summary: which tests failed
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(line)
+    print(lines[-1] if lines else done.stderr[-2000:])
     print(f"whole run: {wall:.0f} s wall, {usage.ru_utime + usage.ru_stime:.0f} s CPU (user + sys); exit {done.returncode}")
     for name, rows in sorted(workers.items()):
         print(f"worker {name}: {len(rows)} tests, busy {sum(r['wall'] for r in rows):.0f} s, "
