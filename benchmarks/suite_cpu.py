@@ -1,6 +1,7 @@
 """Where the whole test suite's time goes: README's test command, run once with this file as a pytest plugin
 that records each test's wall time and CPU (its process and the children it waited for: refresh processes,
-browsers, UI servers), then printed per module and per xdist worker, with the whole run's wall and CPU.
+browsers, UI servers), then printed per module and per xdist worker, with the whole run's wall and CPU and the
+machine's speed before and after (`machine_reference`).
 
 Scoring workers a test's process keeps alive (the refresh's pool) are counted when they end, not per test,
 so the per-module figures add up to less than the run's CPU.
@@ -35,6 +36,16 @@ def readme_test_command() -> list[str]:
     line = next(line for line in (ROOT / "README.md").read_text().splitlines()
                 if line.startswith(".venv/bin/python -m pytest"))
     return line.split()[1:]
+
+
+def machine_reference() -> float:
+    """CPU seconds of a fixed piece of pure-Python work (20 million loop steps). The shared machine's speed moves by
+    a third from hour to hour; printed before and after a run, it says which figures of different runs compare."""
+    started = time.process_time()
+    total = 0
+    for i in range(20_000_000):
+        total += i * i % 7
+    return time.process_time() - started
 
 
 _OUT = "SUITE_CPU_DIR"  # where the plugin writes one JSON line per test, one file per xdist worker
@@ -72,6 +83,7 @@ def main() -> None:
     args, pytest_args = parser.parse_known_args()
     if args.write_module_seconds and pytest_args:
         parser.error("--write-module-seconds records a whole run: give no pytest arguments")
+    reference_before = machine_reference()
     with tempfile.TemporaryDirectory() as out:
         env = os.environ | {_OUT: out, "PYTHONPATH": os.pathsep.join(
             filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))}
@@ -87,6 +99,8 @@ def main() -> None:
             print(line)
     print(lines[-1] if lines else done.stderr[-2000:])
     print(f"whole run: {wall:.0f} s wall, {usage.ru_utime + usage.ru_stime:.0f} s CPU (user + sys); exit {done.returncode}")
+    print(f"machine reference: {reference_before:.2f} s before the run, {machine_reference():.2f} s after (the same "
+          "work each time: a higher figure is a slower machine)")
     for name, rows in sorted(workers.items()):
         print(f"worker {name}: {len(rows)} tests, busy {sum(r['wall'] for r in rows):.0f} s, "
               f"CPU in its tests {sum(r['cpu'] for r in rows):.0f} s")
