@@ -141,9 +141,9 @@ def _refresh_on(
     summary.steps.extend(_check_outcomes(result, skip=set(warehouse_models.check_keys)))
     published = published_db()
     if published.exists():
-        for suite, wanted in wanted_by_suite:
-            summary.coverage += [row for row in round_coverage(published, suite)
-                                 if row["round"] in {suite.round_label(r) for r in wanted}]
+        labels = {suite.round_label(r) for suite, wanted in wanted_by_suite for r in wanted}
+        summary.coverage += [row for row in round_coverage(published, [suite for suite, _ in wanted_by_suite])
+                             if row["round"] in labels]
     if summary.published or _team_targets():  # the team's targets catch up with a build they do not hold yet
         summary.steps.append(_outputs(instance, resources, progress, settings.debug))
     return summary

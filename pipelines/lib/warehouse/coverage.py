@@ -3,6 +3,7 @@ how many published scores today's rules would reject. Shown after every refresh.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
@@ -11,24 +12,29 @@ from pipelines.lib.mlperf.rounds import round_sort_key
 from pipelines.lib.mlperf.suites import TRAINING, Suite
 
 
-def round_coverage(db: Path, suite: Suite = TRAINING) -> list[dict]:
-    """Per round of `suite`, from the published warehouse (int_round_coverage, int_round_unscored); another
-    suite's rounds are named with its label (`HPC v3.0`, `Inference v5.1`)."""
+def round_coverage(db: Path, suites: Sequence[Suite] = (TRAINING,)) -> list[dict]:
+    """Per round of each of `suites` (in that order), from the published warehouse (int_round_coverage,
+    int_round_unscored), read on one connection; another suite's rounds than Training's are named with its label
+    (`HPC v3.0`, `Inference v5.1`)."""
     con = duckdb.connect(str(db), read_only=True)
     try:
-        try:
-            found = con.execute("select round, results, scored, rejected_by_current_rules, provisional "
-                                "from int_round_coverage where suite = ?", [suite.name]).fetchall()
-        except duckdb.CatalogException:  # a warehouse published before the coverage was a model
-            return []
-        rows = {r[0]: {"round": r[0], "results": r[1], "scored": r[2], "rejected_by_current_rules": r[3],
-                       "provisional": r[4], "unscored": {}} for r in found}
-        for round_version, reason, count in con.execute(
-                "select round, reason, results from int_round_unscored where suite = ? "
-                "order by round, results desc, reason", [suite.name]).fetchall():
-            rows[round_version]["unscored"][reason] = count
+        return [row for suite in suites for row in _suite_coverage(con, suite)]
     finally:
         con.close()
+
+
+def _suite_coverage(con: duckdb.DuckDBPyConnection, suite: Suite) -> list[dict]:
+    try:
+        found = con.execute("select round, results, scored, rejected_by_current_rules, provisional "
+                            "from int_round_coverage where suite = ?", [suite.name]).fetchall()
+    except duckdb.CatalogException:  # a warehouse published before the coverage was a model
+        return []
+    rows = {r[0]: {"round": r[0], "results": r[1], "scored": r[2], "rejected_by_current_rules": r[3],
+                   "provisional": r[4], "unscored": {}} for r in found}
+    for round_version, reason, count in con.execute(
+            "select round, reason, results from int_round_unscored where suite = ? "
+            "order by round, results desc, reason", [suite.name]).fetchall():
+        rows[round_version]["unscored"][reason] = count
     ordered = [rows[r] for r in sorted(rows, key=round_sort_key)]
     for row in ordered:
         row["round"] = suite.round_label(row["round"])

@@ -33,13 +33,16 @@ def public_tables(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return {n: ("view" if t == "VIEW" else "table") for n, t in rows if n.startswith(PUBLIC_PREFIXES)}
 
 
-def columns(con: duckdb.DuckDBPyConnection, table: str) -> list[dict[str, str]]:
-    rows = con.execute(
-        "select column_name, data_type from information_schema.columns "
-        "where table_schema = 'main' and table_catalog = current_database() and table_name = ? "
-        "order by ordinal_position", [table]
-    ).fetchall()
-    return [{"name": n, "type": t} for n, t in rows]
+def columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[dict[str, str]]]:
+    """Every table's and view's columns (name and DuckDB type, in order), from one catalog query: each query of
+    the information schema reads the whole catalog."""
+    found: dict[str, list[dict[str, str]]] = {}
+    for table, name, data_type in con.execute(
+        "select table_name, column_name, data_type from information_schema.columns "
+        "where table_schema = 'main' and table_catalog = current_database() order by table_name, ordinal_position"
+    ).fetchall():
+        found.setdefault(table, []).append({"name": name, "type": data_type})
+    return found
 
 
 def _check_out_dir(out: Path, base: Path) -> None:
@@ -124,8 +127,9 @@ def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, bas
                 manifest["tables"].append({"name": "mlcommons_summary", "kind": "file", "rows": len(records),
                                            "path": SUMMARY_FILE, "partitioned_by": [], "columns": []})
                 wanted = []
+            columns_of = columns(con) if wanted else {}
             for table in wanted:
-                cols = columns(con, table)
+                cols = columns_of[table]
                 path, partitioned_by = _export_table(con, table, cols, fmt, tmp)
                 rows = con.execute(f"select count(*) from {quote_ident(table)}").fetchone()[0]
                 manifest["tables"].append({"name": table, "kind": available[table], "rows": rows, "path": path,

@@ -114,12 +114,13 @@ def build_attempt(base: Path, build_path: Path, models: dict, dependencies_verif
                                       outcomes)
                 return Attempt({}, columns, outcomes, dependencies, failing)
             # The headers' descriptions travel with the data (BI tools show them): a COMMENT per described
-            # column, hundreds, in one transaction rather than a commit (a wait for the disk) each. The models
-            # are built outside it: a transaction holds what it writes in memory until it commits.
+            # column, hundreds, in one transaction rather than a commit (a wait for the disk) each, and sent as
+            # one script (each call's own overhead is most of a COMMENT's cost). The models are built outside
+            # it: a transaction holds what it writes in memory until it commits.
             con.execute("begin")
-            for name in models:
-                for statement in comment_statements(models[name]):
-                    con.execute(statement)
+            comments = [statement for name in models for statement in comment_statements(models[name])]
+            if comments:
+                con.execute(";\n".join(comments))
             built_at = datetime.now(UTC).isoformat()
             con.execute(
                 "create table _build_info as select ?::varchar as built_at, ?::varchar as fingerprint, "
