@@ -17,7 +17,7 @@ from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.io.paths import builds_dir, warehouse_dir
 from pipelines.lib.io.text import FORMULA_START
 from pipelines.lib.warehouse.models import PUBLIC_PREFIXES
-from pipelines.lib.warehouse.query import connect_published, quote_ident, quote_literal
+from pipelines.lib.warehouse.query import connect_published, quote_ident, quote_literal, relation_columns
 
 # Written into every export directory: only a directory holding it is ever replaced.
 EXPORT_MARKER = ".mlperf-warehouse-export"
@@ -31,18 +31,6 @@ def public_tables(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
         "and table_catalog = current_database() order by 1"
     ).fetchall()
     return {n: ("view" if t == "VIEW" else "table") for n, t in rows if n.startswith(PUBLIC_PREFIXES)}
-
-
-def columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[dict[str, str]]]:
-    """Every table's and view's columns (name and DuckDB type, in order), from one catalog query: each query of
-    the information schema reads the whole catalog."""
-    found: dict[str, list[dict[str, str]]] = {}
-    for table, name, data_type in con.execute(
-        "select table_name, column_name, data_type from information_schema.columns "
-        "where table_schema = 'main' and table_catalog = current_database() order by table_name, ordinal_position"
-    ).fetchall():
-        found.setdefault(table, []).append({"name": name, "type": data_type})
-    return found
 
 
 def _check_out_dir(out: Path, base: Path) -> None:
@@ -127,9 +115,9 @@ def export(out: Path, fmt: str = "parquet", tables: list[str] | None = None, bas
                 manifest["tables"].append({"name": "mlcommons_summary", "kind": "file", "rows": len(records),
                                            "path": SUMMARY_FILE, "partitioned_by": [], "columns": []})
                 wanted = []
-            columns_of = columns(con) if wanted else {}
+            columns_of = relation_columns(con) if wanted else {}
             for table in wanted:
-                cols = columns_of[table]
+                cols = [{"name": name, "type": data_type} for name, data_type in columns_of[table]]
                 path, partitioned_by = _export_table(con, table, cols, fmt, tmp)
                 rows = con.execute(f"select count(*) from {quote_ident(table)}").fetchone()[0]
                 manifest["tables"].append({"name": table, "kind": available[table], "rows": rows, "path": path,

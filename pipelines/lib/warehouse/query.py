@@ -108,6 +108,18 @@ def limit_child_memory(memory_bytes: int, own_bytes: int):
     return limit
 
 
+def relation_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
+    """(column name, DuckDB type) in order, of every table and view of the connection's own database, in one
+    query: each query of the information schema reads the whole catalog, whatever it filters on."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for table, column, data_type in con.execute(
+            "select table_name, column_name, data_type from information_schema.columns "
+            "where table_schema = 'main' and table_catalog = current_database() "
+            "order by table_name, ordinal_position").fetchall():
+        found.setdefault(table, []).append((column, data_type))
+    return found
+
+
 @contextlib.contextmanager
 def connect_readonly(path: Path | None = None, *, sandbox: bool = False,
                      memory_bytes: int | None = None) -> Iterator[duckdb.DuckDBPyConnection]:

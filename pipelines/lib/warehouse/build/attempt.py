@@ -26,18 +26,9 @@ from pipelines.lib.warehouse.models import (
     quote_identifier,
 )
 from pipelines.lib.warehouse.parameters import BuildParameters
+from pipelines.lib.warehouse.query import relation_columns
 
 ROW_GROUP_ROWS = 122_880  # DuckDB's row group: the unit of parallel scans
-
-
-def relation_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
-    """(column name, DuckDB type) in order, of every table and view of the build, in one query."""
-    found: dict[str, list[tuple[str, str]]] = {}
-    for table, column, data_type in con.execute(
-            "select table_name, column_name, data_type from information_schema.columns "
-            "where table_schema = 'main' order by table_name, ordinal_position").fetchall():
-        found.setdefault(table, []).append((column, data_type))
-    return found
 
 
 def row_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
