@@ -142,7 +142,7 @@ def _refresh_on(
     published = published_db()
     if published.exists():
         labels = {suite.round_label(r) for suite, wanted in wanted_by_suite for r in wanted}
-        summary.coverage += [row for row in round_coverage(published, [suite for suite, _ in wanted_by_suite])
+        summary.coverage += [row for row in round_coverage(published, [s for s, wanted in wanted_by_suite if wanted])
                              if row["round"] in labels]
     if summary.published or _team_targets():  # the team's targets catch up with a build they do not hold yet
         summary.steps.append(_outputs(instance, resources, progress, settings.debug))

@@ -9,13 +9,13 @@ from pathlib import Path
 import duckdb
 
 from pipelines.lib.mlperf.rounds import round_sort_key
-from pipelines.lib.mlperf.suites import TRAINING, Suite
+from pipelines.lib.mlperf.suites import Suite
 
 
-def round_coverage(db: Path, suites: Sequence[Suite] = (TRAINING,)) -> list[dict]:
+def round_coverage(db: Path, suites: Sequence[Suite]) -> list[dict]:
     """Per round of each of `suites` (in that order), from the published warehouse (int_round_coverage,
-    int_round_unscored), read on one connection; another suite's rounds than Training's are named with its label
-    (`HPC v3.0`, `Inference v5.1`)."""
+    int_round_unscored), on one connection; each round is named by its suite's label (`v4.1`, `HPC v3.0`,
+    `Inference v5.1`)."""
     con = duckdb.connect(str(db), read_only=True)
     try:
         return [row for suite in suites for row in _suite_coverage(con, suite)]
