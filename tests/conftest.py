@@ -7,12 +7,26 @@ from collections import Counter
 import pytest
 
 from support.markers import every_test_marked
+from support.paths import PROJECT_ROOT
 from support.schedule import measured_seconds, module_order
 
 # A machine that sets PYTHONDONTWRITEBYTECODE (some containers do) would have each pytest process rewrite every
 # test module again, and each `mlperf-warehouse` process a test starts compile the project's modules again: the
 # test processes keep both compiled in the checkout's git-ignored __pycache__ folders, which those processes read.
 sys.dont_write_bytecode = False
+
+
+def pytest_configure(config):
+    """The controller compiles the project's and the test helpers' modules before any test process starts: a
+    module compiled the first time a test imports it would otherwise appear in the checkout while other tests
+    run, among them the one that proves a refresh writes nothing into the checkout. Compiled files already up to
+    date are left as they are."""
+    if hasattr(config, "workerinput"):
+        return
+    import compileall
+
+    for folder in ("pipelines", "schemas", "tests/support"):
+        compileall.compile_dir(PROJECT_ROOT / folder, quiet=2, workers=1)
 
 
 def _fast_lane(config) -> bool:
