@@ -3,6 +3,7 @@ import os
 import socket
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -17,10 +18,17 @@ sys.dont_write_bytecode = False
 
 
 def pytest_configure(config):
-    """The controller compiles the project's and the test helpers' modules before any test process starts: a
-    module compiled the first time a test imports it would otherwise appear in the checkout while other tests
-    run, among them the one that proves a refresh writes nothing into the checkout. Compiled files already up to
-    date are left as they are."""
+    """Nothing a test process writes lands in the checkout while tests run, where the test that proves a refresh
+    writes nothing into the checkout would see it: Hypothesis keeps its examples and its cache of the modules'
+    constants in a folder of the machine's temp directory (kept between runs, so a failing example is tried
+    first next time), and the controller compiles the project's and the test helpers' modules before any test
+    process starts (a module compiled the first time a test imports it would appear mid-run). Compiled files
+    already up to date are left as they are."""
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(Path(tempfile.gettempdir()) / f"mlperf-warehouse-tests-{os.getuid()}" / "hypothesis")
     if hasattr(config, "workerinput"):
         return
     import compileall
