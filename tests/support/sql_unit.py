@@ -35,7 +35,8 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from pipelines.lib.warehouse.models import Model, create_macros, load_models, quote_identifier, sql_dir
+from pipelines.lib.warehouse.models import Model, create_macros, load_models, sql_dir
+from pipelines.lib.warehouse.query import quote_ident
 
 UNIT_TESTS_DIR = "unit_tests"
 CASE_KEYS = {"name", "description", "inputs", "query", "expected"}
@@ -154,7 +155,7 @@ def load_cases(root: Path | None = None) -> list[Case]:
 # --- the columns of an input relation -------------------------------------------------------------------------
 
 def _describe(con: duckdb.DuckDBPyConnection, relation: str) -> dict[str, str]:
-    return {name: type_ for name, type_, *_ in con.execute(f"describe {quote_identifier(relation)}").fetchall()}
+    return {name: type_ for name, type_, *_ in con.execute(f"describe {quote_ident(relation)}").fetchall()}
 
 
 @cache
@@ -206,11 +207,11 @@ def create_input(con: duckdb.DuckDBPyConnection, relation: str, given: Input, kn
             (types[column],) = con.execute("select typeof(unnest($v)) limit 1", {"v": values[column]}).fetchone()
     if not types:
         raise CaseError(f"input {relation}: no columns (give rows, or `types` for an empty relation)")
-    con.execute(f"create table {quote_identifier(relation)} ("
-                + ", ".join(f"{quote_identifier(c)} {t}" for c, t in types.items()) + ")")
+    con.execute(f"create table {quote_ident(relation)} ("
+                + ", ".join(f"{quote_ident(c)} {t}" for c, t in types.items()) + ")")
     if given.rows:
         params = {f"p{i}": values[c] for i, c in enumerate(named)}
-        con.execute(f"insert into {quote_identifier(relation)} ({', '.join(map(quote_identifier, named))}) select "
+        con.execute(f"insert into {quote_ident(relation)} ({', '.join(map(quote_ident, named))}) select "
                     + ", ".join(f"unnest($p{i})::{types[c]}" for i, c in enumerate(named)), params)
 
 

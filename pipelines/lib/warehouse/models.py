@@ -358,14 +358,14 @@ def load_tests(models: dict[str, Model], root: Path | None = None) -> list[SqlTe
 def comment_statements(model: Model) -> list[str]:
     """COMMENT ON statements that give the built relation its header's description (and grain) and each declared
     column its description: what BI tools, the team catalog and the PostgreSQL mirror show beside the data."""
-    from pipelines.lib.warehouse.query import quote_literal
+    from pipelines.lib.warehouse.query import quote_ident, quote_literal
 
     text = " ".join(model.description.split())
     if model.grain:
         text += f" Grain: one row per {', '.join(model.grain)}."
-    name = quote_identifier(model.name)
+    name = quote_ident(model.name)
     return [f"comment on {model.kind} {name} is {quote_literal(text)}"] + [
-        f"comment on column {name}.{quote_identifier(c.name)} is {quote_literal(' '.join(c.description.split()))}"
+        f"comment on column {name}.{quote_ident(c.name)} is {quote_literal(' '.join(c.description.split()))}"
         for c in model.columns if c.description]
 
 
@@ -373,17 +373,15 @@ def grain_test_name(model: Model) -> str:
     return f"{model.name}_unique"
 
 
-def quote_identifier(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def grain_test_sql(model_name: str, grain: tuple[str, ...], columns: list[str]) -> str:
     """`select <grain>, count(*) ... having count(*) > 1` over the model; every grain column must be
     one of the model's actual `columns` (validated, then quoted: no text from a header reaches SQL
     unchecked)."""
+    from pipelines.lib.warehouse.query import quote_ident
+
     missing = [c for c in grain if c not in columns]
     if missing:
         raise ModelError(f"grain of {model_name} names column(s) {missing} the model does not have "
                          f"(its columns: {', '.join(columns)})")
-    keys = ", ".join(quote_identifier(c) for c in grain)
-    return f"select {keys}, count(*) as n from {quote_identifier(model_name)} group by {keys} having count(*) > 1"
+    keys = ", ".join(quote_ident(c) for c in grain)
+    return f"select {keys}, count(*) as n from {quote_ident(model_name)} group by {keys} having count(*) > 1"

@@ -23,10 +23,9 @@ from pipelines.lib.warehouse.models import (
     create_macros,
     load_tests,
     model_order,
-    quote_identifier,
 )
 from pipelines.lib.warehouse.parameters import BuildParameters
-from pipelines.lib.warehouse.query import relation_columns
+from pipelines.lib.warehouse.query import quote_ident, relation_columns
 
 ROW_GROUP_ROWS = 122_880  # DuckDB's row group: the unit of parallel scans
 
@@ -37,7 +36,7 @@ def row_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
         "select table_name from information_schema.tables where table_schema = 'main' order by 1").fetchall()]
     if not names:
         return {}
-    query = " union all ".join(f"select {i} as i, count(*) as n from {quote_identifier(t)}" for i, t in enumerate(names))
+    query = " union all ".join(f"select {i} as i, count(*) as n from {quote_ident(t)}" for i, t in enumerate(names))
     return {names[i]: n for i, n in con.execute(query).fetchall()}
 
 

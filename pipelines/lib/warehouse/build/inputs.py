@@ -21,9 +21,8 @@ from pipelines.lib.reference import accelerators
 from pipelines.lib.reference.accelerators import ALIASES_CSV
 from pipelines.lib.reference.seeds import SEED_TABLES
 from pipelines.lib.staging.files import staged_files
-from pipelines.lib.warehouse.models import quote_identifier
 from pipelines.lib.warehouse.parameters import BuildParameters
-from pipelines.lib.warehouse.query import quote_literal
+from pipelines.lib.warehouse.query import quote_ident, quote_literal
 from pipelines.lib.warehouse.raw_tables import RAW_TABLES, ROUND_FILES, empty
 
 SQL_DIR = package_path("sql")
@@ -91,14 +90,14 @@ def _copy_previous_rounds(con: duckdb.DuckDBPyConnection, previous: Path, rounds
             theirs = {c for (c,) in con.execute(
                 "select column_name from information_schema.columns where table_catalog = 'previous_build' "
                 "and table_name = ?", [theirs_name]).fetchall()}
-            shared = ", ".join(quote_identifier(c) for c in mine if c in theirs)
+            shared = ", ".join(quote_ident(c) for c in mine if c in theirs)
             for files in files_of_suites:
                 of_suite = [k.version for k in map(RoundKey.parse, rounds) if k.suite is files.suite]
                 if not of_suite:
                     continue
                 only_source = f" and source = '{files.source}'" if files.source else ""
                 con.execute(f"insert into {name} ({shared}) select {shared} from previous_build.{theirs_name} "
-                            f"where {quote_identifier(files.column)} in (select unnest($rounds)){only_source}",
+                            f"where {quote_ident(files.column)} in (select unnest($rounds)){only_source}",
                             {"rounds": of_suite})
     finally:
         con.execute("detach previous_build")
