@@ -1,7 +1,9 @@
 """Where the whole test suite's time goes: README's test command, run once with this file as a pytest plugin
 that records each test's wall time and CPU (its process and the children it waited for: refresh processes,
 browsers, UI servers), then printed per module and per xdist worker, with the whole run's wall and CPU and the
-machine's speed before and after (`machine_reference`).
+machine's speed before and after (`machine_reference`). The machine's own count of busy CPU (Linux's /proc/stat,
+every process) is printed beside it: processes nobody waits for (a PostgreSQL server, a browser, the scoring
+workers of a refresh run in a test's process) are missing from the waited-for CPU, not from the machine's.
 
 Scoring workers a test's process keeps alive (the refresh's pool) are counted when they end, not per test,
 so the per-module figures add up to less than the run's CPU.
@@ -72,6 +74,17 @@ def pytest_runtest_protocol(item, nextitem):  # the plugin: pytest calls it arou
 
 
 
+def machine_busy_seconds() -> float | None:
+    """CPU seconds the whole machine has been busy since boot, all cores (user, nice, system, interrupts, steal:
+    /proc/stat's first line); None where there is no /proc/stat."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, fields[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--top", type=int, default=15, help="modules to list (default 15)")
@@ -87,10 +100,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as out:
         env = os.environ | {_OUT: out, "PYTHONPATH": os.pathsep.join(
             filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))}
-        started, started_at = time.perf_counter(), time.time()
+        started, started_at, busy_before = time.perf_counter(), time.time(), machine_busy_seconds()
         done = subprocess.run([sys.executable, *readme_test_command(), "-p", Path(__file__).stem, *pytest_args],
                               cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - started
+        busy_after = machine_busy_seconds()
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         workers = {p.stem: [json.loads(line) for line in p.open()] for p in Path(out).glob("*.jsonl")}
     lines = done.stdout.strip().splitlines()
@@ -99,6 +113,10 @@ def main() -> None:
             print(line)
     print(lines[-1] if lines else done.stderr[-2000:])
     print(f"whole run: {wall:.0f} s wall, {usage.ru_utime + usage.ru_stime:.0f} s CPU (user + sys); exit {done.returncode}")
+    if busy_before is not None and busy_after is not None:
+        busy, cores = busy_after - busy_before, os.cpu_count() or 1
+        print(f"the machine's busy CPU in that time (every process): {busy:.0f} s of {wall * cores:.0f} s on {cores} "
+              f"cores, {busy / wall:.2f} cores busy on average")
     print(f"machine reference: {reference_before:.2f} s before the run, {machine_reference():.2f} s after (the same "
           "work each time: a higher figure is a slower machine)")
     for name, rows in sorted(workers.items()):
