@@ -8,10 +8,13 @@ workers of a refresh run in a test's process) are missing from the waited-for CP
 Scoring workers a test's process keeps alive (the refresh's pool) are counted when they end, not per test,
 so the per-module figures add up to less than the run's CPU.
 
+`--steps` also counts, in each test process, the refreshes run in it (`pipelines.runner.jobs.refresh`), their
+Dagster runs by job and the build attempts (in a refresh or not): how many and their CPU.
+
 `--write-module-seconds` (a whole run only) records each module's wall seconds in tests/module_seconds.json, the
 order the suite hands modules to its workers (tests/support/schedule.py).
 
-Usage: python benchmarks/suite_cpu.py [--top 15] [--tests 0] [--tail 0] [--write-module-seconds]
+Usage: python benchmarks/suite_cpu.py [--top 15] [--tests 0] [--tail 0] [--steps] [--write-module-seconds]
                                       [pytest arguments, e.g. -m "not slow"]
 """
 
@@ -59,6 +62,36 @@ def _cpu() -> float:
 
 
 _records = None
+_STEPS = "SUITE_CPU_STEPS"  # set: the plugin also counts refreshes, Dagster runs and build attempts
+
+
+def _counted(module, name: str, label) -> None:
+    """`module.name` replaced by a function that records its CPU (this process's) under `label(args)`."""
+    original = getattr(module, name)
+    out = Path(os.environ[_OUT]) / f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.steps"
+
+    def counted(*args, **kwargs):
+        started = time.process_time()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            with out.open("a") as f:
+                f.write(json.dumps([label(args), time.process_time() - started]) + "\n")
+
+    setattr(module, name, counted)
+
+
+def pytest_configure(config):  # the plugin: in each pytest process
+    if not os.environ.get(_STEPS):
+        return
+    import pipelines.lib.warehouse.build.core as build_core
+    import pipelines.runner.jobs as jobs
+    import pipelines.runner.price_steps as price_steps
+
+    _counted(jobs, "_refresh", lambda args: "refresh")
+    for module in (jobs, price_steps):  # each imported run_job by name
+        _counted(module, "run_job", lambda args: f"run of {args[0]}")
+    _counted(build_core, "build_attempt", lambda args: "build attempt")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -91,6 +124,8 @@ def main() -> None:
     parser.add_argument("--tests", type=int, default=0, help="also list the tests using most CPU (default none)")
     parser.add_argument("--tail", type=int, default=0,
                         help="also list each worker's last modules, with when each ended (default none)")
+    parser.add_argument("--steps", action="store_true",
+                        help="also count the refreshes, Dagster runs and build attempts in the test processes")
     parser.add_argument("--write-module-seconds", action="store_true",
                         help="record each module's wall seconds for the suite's order (whole runs only)")
     args, pytest_args = parser.parse_known_args()
@@ -98,7 +133,7 @@ def main() -> None:
         parser.error("--write-module-seconds records a whole run: give no pytest arguments")
     reference_before = machine_reference()
     with tempfile.TemporaryDirectory() as out:
-        env = os.environ | {_OUT: out, "PYTHONPATH": os.pathsep.join(
+        env = os.environ | {_OUT: out, _STEPS: "1" if args.steps else "", "PYTHONPATH": os.pathsep.join(
             filter(None, [str(Path(__file__).parent), os.environ.get("PYTHONPATH")]))}
         started, started_at, busy_before = time.perf_counter(), time.time(), machine_busy_seconds()
         done = subprocess.run([sys.executable, *readme_test_command(), "-p", Path(__file__).stem, *pytest_args],
@@ -107,6 +142,7 @@ def main() -> None:
         busy_after = machine_busy_seconds()
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         workers = {p.stem: [json.loads(line) for line in p.open()] for p in Path(out).glob("*.jsonl")}
+        steps = [json.loads(line) for p in Path(out).glob("*.steps") for line in p.open()]
     lines = done.stdout.strip().splitlines()
     for line in lines:  # pytest's short summary: which tests failed
         if line.startswith(("FAILED ", "ERROR ")):
@@ -148,6 +184,14 @@ def main() -> None:
                     runs.append([module, r["ended"], r["wall"]])
             print(f"  {name}: " + "; ".join(f"{m.rsplit('/', 1)[-1]} {e - started_at:.0f} ({w:.0f})"
                                               for m, e, w in runs[-args.tail:]))
+    if args.steps:
+        count, spent = collections.Counter(), collections.Counter()
+        for label, seconds in steps:
+            count[label] += 1
+            spent[label] += seconds
+        print("in the test processes (their own CPU; a refresh's runs and attempts are counted in it too):")
+        for label, seconds in spent.most_common():
+            print(f"  {seconds:6.1f} s  {count[label]:4d} x {label} ({seconds / count[label]:.2f} s each)")
     if args.write_module_seconds:
         if done.returncode != 0:
             print("not recorded: the run failed")
