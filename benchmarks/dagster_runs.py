@@ -3,7 +3,9 @@
 process's CPU seconds: the whole run, the DuckDB build attempt inside it, and the storing of the run's events by
 event type (count per run, CPU per run and per event). Each run follows a change to one round's staged rows, so
 every run builds, tests and publishes; the first run (imports, the instance's first files) is left out of the
-medians. Opening the instance is timed too: a new home (its SQLite files created) against an existing one.
+medians. Then the CPU of serializing each of the last run's events once, by type (the redaction serializes every
+event, and Dagster again to store it). Opening the instance is timed too: a new home (its SQLite files created)
+against an existing one.
 
 Usage: python benchmarks/dagster_runs.py [--runs 6]
 """
@@ -47,6 +49,7 @@ def measure(base: Path, scratch: Path, runs: int) -> None:
     apply(settings)
     attempts: list[float] = []
     events: list[collections.Counter] = []  # per run: event type → CPU seconds (and "#type" → count)
+    last_run: list = []  # the events stored by the last run
 
     attempt = build_core.build_attempt
 
@@ -67,6 +70,7 @@ def measure(base: Path, scratch: Path, runs: int) -> None:
             kind = event.dagster_event_type.value if event.dagster_event_type else "log message"
             events[-1][kind] += time.process_time() - started
             events[-1]["#" + kind] += 1
+            last_run.append((kind, event))
 
     build_core.build_attempt = timed_attempt
     storage.SqliteEventLogStorageKeepingConnections.store_event = timed_store
@@ -78,6 +82,7 @@ def measure(base: Path, scratch: Path, runs: int) -> None:
         for i in range(runs + 1):
             stage_round(base, "v5.0", systems=2 + i % 2)  # other rows: the run builds
             events.append(collections.Counter())
+            last_run.clear()
             started = time.process_time()
             result = run_job("warehouse_job", instance, resources)
             totals.append(time.process_time() - started)
@@ -98,7 +103,23 @@ def measure(base: Path, scratch: Path, runs: int) -> None:
         print(f"  {spent * 1000:7.0f} ms  {count:4.0f} x {kind} ({spent / count * 1000:.2f} ms each)")
     print(f"  {(run_cpu - attempt_cpu - statistics.median(stored)) * 1000:7.0f} ms the rest (Dagster's execution "
           "around the build, the asset's metadata, the build's other steps)")
+    serializing(last_run)
     opening(scratch)
+
+
+def serializing(stored: list) -> None:
+    """CPU of serializing each stored event once (as `serialize_value` does for the redaction and for Dagster's
+    row), summed by type: what one of the two serializations costs a run."""
+    from dagster._serdes import serialize_value
+
+    spent, count = collections.Counter(), collections.Counter()
+    for kind, event in stored:
+        started = time.process_time()
+        serialize_value(event)
+        spent[kind] += time.process_time() - started
+        count[kind] += 1
+    print(f"serializing the last run's {len(stored)} events once: {sum(spent.values()) * 1000:.0f} ms; "
+          + ", ".join(f"{kind} {spent[kind] / count[kind] * 1000:.2f} ms each" for kind, _ in spent.most_common(5)))
 
 
 def opening(scratch: Path) -> None:
