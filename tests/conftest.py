@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from support.markers import every_test_marked
-from support.paths import PROJECT_ROOT
+from support.paths import IMPORTED_FOLDERS
 from support.schedule import measured_seconds, module_order
 
 # A machine that sets PYTHONDONTWRITEBYTECODE (some containers do) would have each pytest process rewrite every
@@ -33,8 +33,8 @@ def pytest_configure(config):
         return
     import compileall
 
-    for folder in ("pipelines", "schemas", "tests/support"):
-        compileall.compile_dir(PROJECT_ROOT / folder, quiet=2, workers=1)
+    for folder in IMPORTED_FOLDERS:
+        compileall.compile_dir(folder, quiet=2, workers=1)
 
 
 def _fast_lane(config) -> bool:

@@ -10,6 +10,8 @@ FIXTURES = TESTS_DIR / "fixtures"
 SHARED = PROJECT_ROOT.parent / "shared"
 SHARED_MLPERF = SHARED / "mlperf"
 SHARED_PRICES = SHARED / "prices"
+# The folders of modules the test processes import from the checkout (compiled before any test runs: conftest.py)
+IMPORTED_FOLDERS = tuple(PROJECT_ROOT / f for f in ("pipelines", "schemas", "tests/support"))
 
 
 def needs_shared_mlperf():

@@ -5,7 +5,7 @@ a file another test process writes meanwhile would fail it."""
 import importlib.util
 from pathlib import Path
 
-from support.paths import PROJECT_ROOT
+from support.paths import IMPORTED_FOLDERS, PROJECT_ROOT
 
 
 def test_hypothesis_keeps_its_examples_and_caches_outside_the_checkout():
@@ -17,7 +17,7 @@ def test_hypothesis_keeps_its_examples_and_caches_outside_the_checkout():
 
 
 def test_the_project_s_modules_are_compiled_before_any_test_runs():
-    sources = [p for folder in ("pipelines", "schemas", "tests/support") for p in (PROJECT_ROOT / folder).rglob("*.py")]
+    sources = [p for folder in IMPORTED_FOLDERS for p in folder.rglob("*.py")]
     assert len(sources) > 50
     missing = [p for p in sources if not Path(importlib.util.cache_from_source(p)).is_file()]
     assert missing == [], missing[:5]
