@@ -301,7 +301,7 @@ def resolve_rules(round_version: str, suite: Suite, github: GitHubSource, *, def
         own_folder = ships_own(head)
         if own_folder is not None:
             why = (f"{no_tag}; the default branch's head ({head_date or 'today'}) "
-                   + ("does" if own_folder else "does not either: the newest rules there are stand in"))
+                   + ("does" if own_folder else "does not either: the newest rules there stand in for its own"))
             return RulesRef(round_version, head, head_date, why, DEFAULT_BRANCH, suite=suite.name,
                             provisional=not own_folder), notes
     earlier = recorded_resolution(round_version, suite, base)
