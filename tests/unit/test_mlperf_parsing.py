@@ -1,6 +1,7 @@
 """Log and system-file parsing on small hand-written inputs covering the quirks of real logs."""
 
 import json
+import time
 
 import pytest
 
@@ -207,5 +208,33 @@ def test_a_small_archive_is_scored_by_the_running_pool_and_a_pool_of_other_limit
         assert scoring_pool.ResultScorer("v4.1", V41_RULES, 2, small=True).pool is None
         replaced = scoring_pool.ResultScorer("v4.1", V41_RULES, 2)
         assert replaced.pool is not None and replaced.pool is not started.pool
+    finally:
+        scoring_pool.shutdown_pool()
+
+
+@pytest.mark.slow  # starts worker processes
+def test_a_worker_that_sees_the_deadline_first_still_has_every_worker_ended():
+    """On a busy machine a worker can report the round's deadline before this process's own wait runs out:
+    the round is refused in the same words, and its workers are ended as those words say."""
+    import concurrent.futures
+
+    from pipelines.lib.mlperf import scoring_pool
+    from pipelines.lib.mlperf.rejections import ScoringDeadline
+
+    try:
+        scoring_pool.shutdown_pool()
+        scorer = scoring_pool.ResultScorer("v4.1", V41_RULES, 2)
+        scorer.deadline = time.time() - 1  # passed: the worker refuses its batch at once
+        with pytest.raises(ScoringDeadline) as caught, scorer:
+            scorer.submit("Acme/results/box/ssd/result_0.txt", _log(open_ssd_run(1_000_000, 10)))
+            scorer._flush()
+            workers = list(scorer.pool._processes.values())  # the stdlib keeps no public handle
+            concurrent.futures.wait([future for future, _ in scorer.pending])  # the worker has answered
+            scorer.results()
+        assert str(caught.value).startswith("v4.1: parsing and scoring did not finish within ")
+        assert workers and not scoring_pool.pool_running(2)
+        for worker in workers:
+            worker.join(10)
+        assert [w.exitcode for w in workers if w.exitcode is None] == []
     finally:
         scoring_pool.shutdown_pool()

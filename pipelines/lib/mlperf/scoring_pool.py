@@ -239,6 +239,11 @@ class ResultScorer:
         except FuturesTimeout:
             end_pool()
             raise ScoringDeadline(self.round_version) from None
+        except (ScoringDeadline, rule_interpreter.RuleDeadline):
+            # a worker saw the deadline before this process did (a busy machine): the others may still be
+            # inside a batch, and are ended all the same
+            end_pool()
+            raise ScoringDeadline(self.round_version) from None
         except rule_language.RuleLimitExceeded as exc:
             raise self._over(exc) from None
         except BrokenProcessPool:  # a worker died: the next round starts a new pool
