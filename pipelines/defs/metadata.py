@@ -47,8 +47,9 @@ class ArchiveFetched(AssetMetadata):
 @dataclass(frozen=True)
 class RulesFetched(AssetMetadata):
     """The rules of a round: the mlcommons/logging ref it was scored with ("none" for v0.5), how the ref was
-    found (rules_refs.csv, a release tag, the default branch, ...), how its content is trusted, and whether it
-    ships the round's own rule folder (`provisional` when it does not)."""
+    found (rules_refs.csv, a release tag, the default branch, ...), how its content is trusted, whether it
+    ships the round's own rule folder (`provisional` when it does not), and why today's rules give the round
+    no verdict (`current_rules_missing`: the pinned package ships none of its rules)."""
 
     ref: str
     in_rules_table: bool = True
@@ -59,6 +60,7 @@ class RulesFetched(AssetMetadata):
     provisional: bool = False
     trust: str | None = None
     notes: str | None = None
+    current_rules_missing: str | None = None
 
 
 @dataclass(frozen=True)

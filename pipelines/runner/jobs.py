@@ -158,7 +158,8 @@ def _team_targets() -> bool:
 
 def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> tuple[str, bool]:
     """What happened to a round, from the metadata its assets recorded (a successful round run
-    materializes all three), and whether its scores are provisional (not scored by its own rules)."""
+    materializes all three), and whether it warns: its scores are provisional (not scored by its own rules), or
+    today's rules give it no verdict."""
     from pipelines.defs.metadata import ArchiveFetched, RoundStaged, RulesFetched
     from pipelines.defs.rounds.assets import SUITE_ROUNDS
 
@@ -171,7 +172,8 @@ def _round_detail(metadata: dict[str, dict], suite: Suite = TRAINING) -> tuple[s
     if assets.rules_archive is None:  # LoadGen judged each run: no rules archive
         return f"{head}results {staged.runs}, {counts}", False
     rules = RulesFetched.from_metadata(metadata[assets.rules_archive])
-    return f"{head}runs {staged.runs}, {counts}; {rules_detail(rules)}", rules.provisional
+    return (f"{head}runs {staged.runs}, {counts}; {rules_detail(rules)}",
+            rules.provisional or rules.current_rules_missing is not None)
 
 
 def rules_detail(rules) -> str:
@@ -183,6 +185,8 @@ def rules_detail(rules) -> str:
         text += f", {rules.source}: {rules.why}; {rules.trust}"
     if rules.provisional:
         text += "; PROVISIONAL: not the round's own rules"
+    if rules.current_rules_missing:
+        text += f"; NO SCORE UNDER TODAY'S RULES: {rules.current_rules_missing}"
     return text
 
 

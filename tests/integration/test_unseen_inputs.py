@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from importlib import metadata
 
 import duckdb
 import pytest
@@ -89,6 +90,19 @@ def test_a_round_with_unseen_names_publishes_with_exit_0(built):
                for s in summary.steps), summary.render()
     coverage = next(row for row in summary.coverage if row["round"] == NEW_ROUND)  # the summary's coverage line
     assert coverage["provisional"] == rules[0][1] and "PROVISIONAL:" in summary.render()
+    # today's package ships no rules of the round: no verdict under today's rules, never another round's
+    why = (f"rules: today's rules (mlperf-logging=={metadata.version('mlperf-logging')}) ship none of {NEW_ROUND} "
+           "(their nearest: training_5.1.0), so they give it no verdict")
+    runs = con.execute("select count(*), count(*) filter (where scored), count(*) filter (where scored_current_rules), "
+                       "count(*) filter (where current_rules_drop_reason = ?) from fct_training_run where round = ?",
+                       [why, NEW_ROUND]).fetchone()
+    assert runs[0] == runs[3] > runs[1] > 0 and runs[2] == 0, runs
+    scores = con.execute("select count(score_minutes), count(score_minutes_current_rules), "
+                         "count(*) filter (where current_rules_drop_reason = ?) from fct_training_result "
+                         "where round = ?", [why, NEW_ROUND]).fetchone()
+    assert scores[0] == scores[2] > 0 and scores[1] == 0, scores
+    assert any(s.name == f"results {NEW_ROUND}" and s.warning and f"NO SCORE UNDER TODAY'S RULES: {why[7:]}" in s.detail
+               for s in summary.steps), summary.render()
     # the new accelerator is named by a warning, never a failure
     assert any(s.name == "check unmapped_accelerators" and s.warning and NEW_ACCELERATOR in s.detail
                for s in summary.steps), summary.render()

@@ -129,6 +129,48 @@ def test_v05_run_final_becomes_run_stop():
     assert row["drop_reason"] is None and row["time_to_train_minutes"] == 121 / 60
 
 
+def test_today_s_rules_judge_only_rounds_the_pinned_package_ships_folders_of():
+    """Today's rules judge a round only by its own folder of the pinned package, as the package's result
+    summarizer does (it scores no ruleset it does not ship): a round newer than the package, one between its
+    folders and one older than every folder get no verdict, with a reason naming the nearest folder; the
+    verdict as published stands."""
+    from dataclasses import replace
+
+    from pipelines.lib.mlperf.rules import current_rules_missing, package_archive
+    from pipelines.lib.mlperf.suites import HPC, TRAINING
+    from support.paths import SHARED_MLPERF
+
+    for suite in (TRAINING, HPC):
+        folders = {(int(m.group(1)), int(m.group(2))): name for name in package_archive().folders
+                   if (m := suite.rules_folder.match(name))}
+        assert len(folders) >= 3, suite.name
+        for major, minor in folders:
+            assert current_rules_missing(f"v{major}.{minor}", suite) is None
+        newest, oldest = max(folders), min(folders)
+        between = next((a, b) for a in range(oldest[0], newest[0] + 1) for b in range(10)
+                       if oldest < (a, b) < newest and (a, b) not in folders)
+        nearest_below = max(v for v in folders if v < between)
+        for version, nearest in (((newest[0] + 1, 0), newest), (between, nearest_below)):
+            label = suite.round_label(f"v{version[0]}.{version[1]}")
+            why = current_rules_missing(f"v{version[0]}.{version[1]}", suite)
+            assert why.startswith("today's rules (mlperf-logging==") and why.endswith(
+                f"ship none of {label} (their nearest: {folders[nearest]}), so they give it no verdict"), why
+    assert "ship none of HPC v0.7 (their nearest: hpc_1.0.0)" in current_rules_missing("v0.7", HPC)
+    assert current_rules_missing("v0.5") is None  # no rules at all: start, stop, success (RoundRules(None, None))
+    # every round today's official scorer printed scores for is one the package ships
+    for summary in [*SHARED_MLPERF.glob("official/v*_summary.csv"), *SHARED_MLPERF.glob("official/hpc/hpc_v*_summary.csv")]:
+        suite, version = (HPC, summary.name.split("_")[1]) if summary.name.startswith("hpc_") else \
+            (TRAINING, summary.name.split("_")[0])
+        assert current_rules_missing(version, suite) is None, summary.name
+
+    log = _log(open_ssd_run(1_000_000, 10))
+    assert score_run(log, "v4.1", V41_RULES)["current_rules_drop_reason"] is None
+    why = "today's rules (mlperf-logging==0) ship none of v4.1 (their nearest: training_4.0.0), so they give it no verdict"
+    row = score_run(log, "v4.1", replace(V41_RULES, current_missing=why))
+    assert row["drop_reason"] is None and row["time_to_train_minutes"] == 10.0
+    assert row["current_rules_drop_reason"] == f"rules: {why}"
+
+
 def test_system_files_with_misspelled_keys_string_counts_and_free_text_availability():
     doc = json.loads(system_json())
     doc["accelerator_per_node "] = doc.pop("accelerators_per_node")  # misspelled, trailing space

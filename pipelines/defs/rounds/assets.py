@@ -128,9 +128,12 @@ def fetch_rules_archive(context: dg.AssetExecutionContext, suite: Suite, results
         context.log.warning(note)
     (context.log.warning if ref.provisional else context.log.info)(
         f"{suite.round_label(round_version)}: rules {ref.ref} ({ref.source}; {rules.folder}; {rules.trust}): {ref.why}")
+    if rules.current_missing:
+        context.log.warning(f"{suite.round_label(round_version)}: {rules.current_missing}")
     return _fetched(rules.fetched, rules_url(results_source.rules_url_template, ref.ref),
                     **RulesFetched(ref.ref, ref.listed, ref.ref_date or None, ref.why, ref.source, rules.folder,
-                                   ref.provisional, rules.trust, "; ".join(rules.notes) or None).as_metadata())
+                                   ref.provisional, rules.trust, "; ".join(rules.notes) or None,
+                                   rules.current_missing).as_metadata())
 
 
 def stage_round_tables(context: dg.AssetExecutionContext, suite: Suite, results_source: MlperfResultsSource,

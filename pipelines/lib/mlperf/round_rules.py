@@ -17,6 +17,8 @@ class RoundRules:
     published: RuleSet | None
     current: RuleSet | None
     rcp: RcpRules | None = None  # the published release's RCP checker (Training, from release 1.0 on)
+    # why today's rules give no verdict on the round (rules.current_rules_missing), else None
+    current_missing: str | None = None
 
     @cached_property
     def _differing_files(self) -> frozenset[str]:

@@ -364,6 +364,17 @@ def package_ruleset(round_version: str, suite: Suite = TRAINING) -> RuleSet | No
     return _package_ruleset(round_version, suite)
 
 
+def current_rules_missing(round_version: str, suite: Suite = TRAINING) -> str | None:
+    """Why today's rules give a round no verdict, else None: the pinned package ships no rule folder of the
+    round (a round newer than the package, or one between its folders), and its result summarizer scores no
+    ruleset it does not ship. Another round's folder would be another round's rules, so none stands in."""
+    current = package_ruleset(round_version, suite)
+    if current is None or folder_is_own(current.folder, round_version, suite):
+        return None
+    return (f"today's rules ({current.ref}) ship none of {suite.round_label(round_version)} "
+            f"(their nearest: {current.folder}), so they give it no verdict")
+
+
 @cache
 def _package_ruleset(round_version: str, suite: Suite = TRAINING) -> RuleSet:
     return _ruleset(f"mlperf-logging=={metadata.version('mlperf-logging')}", round_version, package_archive(), suite)

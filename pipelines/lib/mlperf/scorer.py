@@ -123,7 +123,9 @@ def score_run(data: bytes, round_version: str, rules: RoundRules, events: dict[s
     lines = normalize_v05(log.lines) if fmt is MLP05 else log.lines
     facts = run_facts(lines)
     drop_reason, configs = _drop_reason(lines, len(log.errors), rules.published, facts)
-    if rules.same_verdict(configs):  # the same rule files and checker behaviour decided
+    if rules.current_missing:  # today's package ships no rules of the round: no verdict, and why
+        current_drop_reason = f"rules: {rules.current_missing}"
+    elif rules.same_verdict(configs):  # the same rule files and checker behaviour decided
         current_drop_reason = drop_reason
     else:
         current_drop_reason, _ = _drop_reason(lines, len(log.errors), rules.current, facts)

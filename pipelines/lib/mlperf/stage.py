@@ -29,6 +29,7 @@ from pipelines.lib.mlperf.rounds import archive_url
 from pipelines.lib.mlperf.rules import (
     RulesRef,
     check_pinned,
+    current_rules_missing,
     folder_is_own,
     listed_ref,
     package_ruleset,
@@ -93,6 +94,7 @@ class RulesFetch:
     trust: str
     folder: str
     notes: tuple[str, ...] = ()
+    current_missing: str | None = None  # why today's rules give the round no verdict (current_rules_missing)
 
     @property
     def provisional(self) -> bool:
@@ -130,7 +132,7 @@ def fetch_rules(round_version: str, url_template: str, base: Path, policy: Retry
     trust = check_pinned(ruleset, trusted_refs, used_for=suite.round_label(round_version), base=base)
     if not ref.listed:
         record_resolution(ref, suite, base)
-    return RulesFetch(ref, result, trust, ruleset.folder, tuple(notes))
+    return RulesFetch(ref, result, trust, ruleset.folder, tuple(notes), current_rules_missing(round_version, suite))
 
 
 def round_rules(round_version: str, base: Path, trusted_refs: frozenset[str] = frozenset(),
@@ -152,7 +154,7 @@ def round_rules(round_version: str, base: Path, trusted_refs: frozenset[str] = f
     release = read_rules_archive(path)
     checker = (rcp_rules(release.rcp_files, release.rcp_checker_source, suite.name, published.folder, ref.ref)
                if suite is TRAINING else None)
-    return RoundRules(published, current, checker)
+    return RoundRules(published, current, checker, current_rules_missing(round_version, suite))
 
 
 def fetch_round(round_version: str, url_template: str, base: Path, policy: RetryPolicy,
