@@ -29,12 +29,6 @@ nux:
 # dagster.yaml keys that choose a storage: where one is set, the home's own storage is used as it is.
 STORAGE_KEYS = {"storage", "run_storage", "event_log_storage", "schedule_storage"}
 
-# The CLI's runs capture no stdout/stderr files (unless dagster.yaml names a `compute_logs` of its own): every step
-# logs through Dagster's events, so the files stayed empty, and capturing them started two `tail -F` processes and
-# two Python watchers per run. Output printed in a run goes straight to the terminal.
-NO_COMPUTE_LOGS = {"module": "dagster._core.storage.noop_compute_log_manager", "class": "NoOpComputeLogManager",
-                   "config": {}}
-
 
 def instance_home() -> Path:
     home = os.environ.get("DAGSTER_HOME")
@@ -60,8 +54,6 @@ def warehouse_instance() -> Iterator[dg.DagsterInstance]:
 
     home = prepare_home()
     config = yaml.safe_load((home / "dagster.yaml").read_text()) or {}
-    overrides = {} if STORAGE_KEYS & set(config) else storage_overrides(str(home))
-    if "compute_logs" not in config:
-        overrides["compute_logs"] = NO_COMPUTE_LOGS
+    overrides = None if STORAGE_KEYS & set(config) else storage_overrides(str(home))
     with dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home), overrides=overrides)) as instance:
         yield instance

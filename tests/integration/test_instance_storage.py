@@ -158,22 +158,3 @@ def test_a_home_that_chooses_its_storage_keeps_it(home, tmp_path):
         _run(instance)
     assert (elsewhere / "history" / "runs.db").exists()
     assert not (home / "history").exists()
-
-
-def test_cli_runs_capture_no_compute_logs_unless_the_home_chooses_them(home, tmp_path):
-    """Steps log through Dagster's events: the CLI's runs start no `tail -F` mirrors and write no stdout/stderr
-    files (they stayed empty). A home whose dagster.yaml names a compute log manager keeps it, and the storage
-    stays the CLI's."""
-    with warehouse_instance() as instance:
-        assert type(instance.compute_log_manager).__name__ == "NoOpComputeLogManager"
-        _run(instance)
-    assert list(home.rglob("compute_logs")) == []
-    logs = tmp_path / "logs"
-    with open(home / "dagster.yaml", "a") as yaml:
-        yaml.write("compute_logs:\n  module: dagster._core.storage.local_compute_log_manager\n"
-                   f"  class: LocalComputeLogManager\n  config:\n    base_dir: {logs}\n")
-    with warehouse_instance() as instance:
-        assert type(instance.compute_log_manager).__name__ == "LocalComputeLogManager"
-        assert isinstance(instance.event_log_storage, SqliteEventLogStorageKeepingConnections)
-        _run(instance)
-    assert list(logs.rglob("*.err"))
