@@ -13,6 +13,7 @@ from importlib import metadata
 import duckdb
 import pytest
 
+from pipelines.lib.warehouse.coverage import render_coverage
 from pipelines.runner.jobs import refresh
 from support.github import DEFAULT_HEAD, serve_logging_repository
 from support.http_server import LoopbackServer
@@ -103,6 +104,10 @@ def test_a_round_with_unseen_names_publishes_with_exit_0(built):
     assert scores[0] == scores[2] > 0 and scores[1] == 0, scores
     assert any(s.name == f"results {NEW_ROUND}" and s.warning and f"NO SCORE UNDER TODAY'S RULES: {why[7:]}" in s.detail
                for s in summary.steps), summary.render()
+    assert coverage["rejected_by_current_rules"] == scores[0] and coverage["current_rules_missing"] == why[7:]
+    (line,) = render_coverage([coverage])
+    assert f"; today's rules give its {scores[0]} published scores no verdict: they ship none of its rules;" in line
+    assert "would reject" not in line and " ".join(line.split()) in " ".join(summary.render().split())
     # the new accelerator is named by a warning, never a failure
     assert any(s.name == "check unmapped_accelerators" and s.warning and NEW_ACCELERATOR in s.detail
                for s in summary.steps), summary.render()

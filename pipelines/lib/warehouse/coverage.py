@@ -1,5 +1,6 @@
 """Per round: how many results, how many have a score as published, why the rest have none, and
-how many published scores today's rules would reject. Shown after every refresh."""
+how many published scores today's rules would reject (or that they give no verdict on: a round the pinned
+package ships no rules of). Shown after every refresh."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.lib.mlperf.rounds import round_sort_key
+from pipelines.lib.mlperf.rules import current_rules_missing
 from pipelines.lib.mlperf.suites import Suite
 
 
@@ -37,6 +39,8 @@ def _suite_coverage(con: duckdb.DuckDBPyConnection, suite: Suite) -> list[dict]:
         rows[round_version]["unscored"][reason] = count
     ordered = [rows[r] for r in sorted(rows, key=round_sort_key)]
     for row in ordered:
+        row["current_rules_missing"] = (current_rules_missing(row["round"], suite)
+                                        if row["rejected_by_current_rules"] else None)
         row["round"] = suite.round_label(row["round"])
     return ordered
 
@@ -48,7 +52,16 @@ def render_coverage(rows: list[dict]) -> list[str]:
         lines.append(
             f"{row['round']}: {row['results']} results, {row['scored']} scored as published"
             + (f", unscored: {unscored}" if unscored else "")
-            + (f"; today's rules would reject {row['rejected_by_current_rules']}" if row["rejected_by_current_rules"] else "")
+            + _today_s_rules(row)
             + (f"; PROVISIONAL: {row['provisional']}" if row.get("provisional") else "")
         )
     return lines
+
+
+def _today_s_rules(row: dict) -> str:
+    rejected = row["rejected_by_current_rules"]
+    if not rejected:
+        return ""
+    if row.get("current_rules_missing"):
+        return f"; today's rules give its {rejected} published scores no verdict: they ship none of its rules"
+    return f"; today's rules would reject {rejected}"
