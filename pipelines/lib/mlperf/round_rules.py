@@ -12,7 +12,9 @@ from pipelines.lib.mlperf.rules import RuleSet
 @dataclass(frozen=True)
 class RoundRules:
     """The rules a round's runs are judged by: as published (the round's own release) and today's
-    pinned package. None means no rules exist for the generation (v0.5): start, stop, success."""
+    pinned package. None means no rules exist for the generation (v0.5): start, stop, success; `current` is
+    None as well where the package ships none of the round's rules (`current_missing` says so, and the
+    scorer gives no verdict under today's rules)."""
 
     published: RuleSet | None
     current: RuleSet | None

@@ -366,18 +366,27 @@ def package_ruleset(round_version: str, suite: Suite = TRAINING) -> RuleSet | No
 
 def current_rules_missing(round_version: str, suite: Suite = TRAINING) -> str | None:
     """Why today's rules give a round no verdict, else None: the pinned package ships no rule folder of the
-    round (a round newer than the package, or one between its folders), and its result summarizer scores no
-    ruleset it does not ship. Another round's folder would be another round's rules, so none stands in."""
-    current = package_ruleset(round_version, suite)
-    if current is None or folder_is_own(current.folder, round_version, suite):
+    round (a round newer than the package, or one between or before its folders), and its result summarizer
+    scores no ruleset it does not ship. Another round's folder would be another round's rules, so none stands
+    in. None too for a round no rules exist for (v0.5: start, stop, success)."""
+    if not scored_by_rules(round_version, suite):
         return None
-    return (f"today's rules ({current.ref}) ship none of {suite.round_label(round_version)} "
-            f"(their nearest: {current.folder}), so they give it no verdict")
+    folder = folder_for_round(package_archive().folders, round_version, suite)
+    if folder is not None and folder_is_own(folder, round_version, suite):
+        return None
+    nearest = f" (their nearest: {folder})" if folder else ""
+    return (f"today's rules ({package_ref()}) ship none of {suite.round_label(round_version)}{nearest}, "
+            "so they give it no verdict")
+
+
+def package_ref() -> str:
+    """How the pinned package's rules are named where a rules ref would be (`mlperf-logging==4.1.68`)."""
+    return f"mlperf-logging=={metadata.version('mlperf-logging')}"
 
 
 @cache
 def _package_ruleset(round_version: str, suite: Suite = TRAINING) -> RuleSet:
-    return _ruleset(f"mlperf-logging=={metadata.version('mlperf-logging')}", round_version, package_archive(), suite)
+    return _ruleset(package_ref(), round_version, package_archive(), suite)
 
 
 @lru_cache(maxsize=1)

@@ -147,14 +147,16 @@ def round_rules(round_version: str, base: Path, trusted_refs: frozenset[str] = f
     if not path.exists():
         raise FileNotFoundError(f"the rules archive of {round_version} (ref {ref.ref}) has not been fetched")
     published = ruleset_from_archive(path, ref.ref, round_version, suite)
-    current = package_ruleset(round_version, suite)
+    # today's rules, unless the package ships none of the round: then no other round's rules are loaded
+    missing = current_rules_missing(round_version, suite)
+    current = None if missing else package_ruleset(round_version, suite)
     check_pinned(published, trusted_refs, used_for=suite.round_label(round_version), base=base)
-    for ruleset in (published, current):  # every snippet in the rule language, or the round is not scored
+    for ruleset in filter(None, (published, current)):  # every snippet in the rule language, or no scores
         validate_ruleset(ruleset)
     release = read_rules_archive(path)
     checker = (rcp_rules(release.rcp_files, release.rcp_checker_source, suite.name, published.folder, ref.ref)
                if suite is TRAINING else None)
-    return RoundRules(published, current, checker, current_rules_missing(round_version, suite))
+    return RoundRules(published, current, checker, missing)
 
 
 def fetch_round(round_version: str, url_template: str, base: Path, policy: RetryPolicy,
