@@ -99,12 +99,12 @@ def _refresh_on(
         result = run_job(SUITE_ROUNDS[suite.name].job.name, instance, resources, partition_key=round_version,
                          debug=settings.debug)
         seconds = time.perf_counter() - started
-        unreachable = provisional = False
+        unreachable = warns = False
         if result.success:
-            detail, provisional = _round_detail(materialized_metadata(result), suite)
+            detail, warns = _round_detail(materialized_metadata(result), suite)
         else:
             detail, unreachable = run_error(result)
-        summary.steps.append(StepOutcome(f"results {label}", result.success, seconds, detail, warning=provisional,
+        summary.steps.append(StepOutcome(f"results {label}", result.success, seconds, detail, warning=warns,
                                          unreachable=unreachable, suite=suite.name))
         progress(f"[{index}/{len(steps)}] {label}: {'ok' if result.success else 'FAILED'} in {seconds:.1f}s; {detail}")
 

@@ -65,6 +65,10 @@ def _csv_select(table: str, cols: list[dict]) -> str:
 IN_ORDER = "order by all"
 
 
+def _by_round(cols: list[dict]) -> bool:
+    return any(c["name"] == "round" for c in cols)
+
+
 def _rounds(con, table: str) -> list[str | None]:
     return [r for (r,) in con.execute(f"select distinct round from {quote_ident(table)} order by 1").fetchall()]
 
@@ -77,7 +81,7 @@ def _export_csv(con, table: str, cols: list[dict], tmp: Path) -> str:
     """One CSV file; a table with rounds written a round at a time and joined (the header once)."""
     path = tmp / f"{table}.csv"
     select = _csv_select(table, cols)
-    rounds = _rounds(con, table) if any(c["name"] == "round" for c in cols) else []
+    rounds = _rounds(con, table) if _by_round(cols) else []
     if not rounds:
         con.execute(f"copy ({select} {IN_ORDER}) to {quote_literal(str(path))} (format csv, header true)")
         return path.name
@@ -96,7 +100,7 @@ def _export_table(con, table: str, cols: list[dict], fmt: str, tmp: Path) -> tup
     if fmt == "csv":
         return _export_csv(con, table, cols, tmp), []
     source = f"select * from {quote_ident(table)}"
-    if any(c["name"] == "round" for c in cols):
+    if _by_round(cols):
         # Hive layout table/round=v5.0/*.parquet so engines prune rounds by folder; the files keep
         # the round column too, for tools that read a folder of files without hive support. One
         # COPY per round: DuckDB's PARTITION_BY buffers every partition at once (~0.8 GB for the
