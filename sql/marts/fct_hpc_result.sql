@@ -36,6 +36,7 @@
 --   models_per_minute double: weak: number_of_models ÷ time_to_train_all_minutes, the HPC weak-scaling throughput
 --   number_of_models_current_rules bigint: weak: models that count under today's rules
 --   models_per_minute_current_rules double: weak: the throughput under today's rules
+--   current_rules_drop_reason varchar: why today's rules give no figure or another one: the first run they drop that the round's own rules count, else why they give none (NULL: the same figure, or one where the round's own rules give none)
 --   throughput_null_reason varchar: weak: why there is no throughput
 --   energy_to_train_j double: energy to train, J (NULL: HPC power logs are not read yet)
 --   energy_to_train_kwh double: the same in kWh
@@ -143,6 +144,14 @@ select
     case when p.scale = 'weak' and c.throughput_null_reason is null and not ref.rules_postdate_round
         then c.models / c.all_minutes end as models_per_minute_current_rules,
     case
+        when ref.rules_postdate_round then ref.no_rules_reason
+        when p.scale = 'strong' and c.score = p.score then null
+        when p.scale = 'weak' and c.throughput_null_reason is null and p.throughput_null_reason is null
+            and c.models = p.models and c.all_minutes = p.all_minutes then null
+        else coalesce(ref.newly_dropped_reason,
+                      case when p.scale = 'strong' then c.no_score_reason else c.throughput_null_reason end)
+    end as current_rules_drop_reason,
+    case
         when ref.rules_postdate_round and p.scale = 'weak' then ref.no_rules_reason
         else p.throughput_null_reason
     end as throughput_null_reason,
@@ -166,7 +175,11 @@ left join (
             as rules_postdate_round,
         'no rules release holds the rules of HPC ' || round || ': the nearest (' || any_value(ruleset)
             || ' of ' || any_value(ruleset_ref) || ') postdate it, so no score is given (fct_hpc_run shows '
-            || 'which runs they accept)' as no_rules_reason
+            || 'which runs they accept)' as no_rules_reason,
+        -- runs the round's own rules count and today's do not: the first reason, in file order
+        arg_min(current_rules_drop_reason, run_file) filter (where drop_reason is null
+                                                              and current_rules_drop_reason is not null)
+            as newly_dropped_reason
     from stg_hpc_runs
     group by round, submitter, system, scale, benchmark
 ) as ref on ref.round = p.round and ref.submitter = p.submitter and ref.system = p.system

@@ -53,6 +53,12 @@ def test_an_unseen_hpc_round_publishes_scored_by_the_newest_hpc_rules(built):
     refs = {r for (r,) in con.execute("select distinct ruleset_ref from fct_hpc_result where round = ?",
                                       [NEW_ROUND]).fetchall()}
     assert refs == {ref_for_round("v3.0", suite=HPC).ref}
+    # today's package ships none of the round's rules: no figure under them, and each result says so
+    current = con.execute("select count(*), count(coalesce(score_minutes_current_rules, "
+                          "models_per_minute_current_rules)), count(*) filter (where current_rules_drop_reason like "
+                          "'%today''s rules (mlperf-logging==% ship none of HPC v4.0 %') from fct_hpc_result "
+                          "where round = ?", [NEW_ROUND]).fetchone()
+    assert current[0] > 0 and current[1:] == (0, current[0]), current
     assert con.execute("select count(*) from fct_training_result").fetchone()[0] == 0  # HPC only
 
 

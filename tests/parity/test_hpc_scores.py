@@ -106,6 +106,11 @@ def test_every_result_has_its_metric_or_a_reason(con):
     weak = con.execute("select round, system, benchmark from fct_hpc_result where scale = 'weak' "
                        "and (models_per_minute is null) = (throughput_null_reason is null)").fetchall()
     assert strong == [] and weak == []
+    # no figure under today's rules says why in its own row
+    silent = con.execute("select round, system, scale, benchmark from fct_hpc_result "
+                         "where coalesce(score_minutes_current_rules, models_per_minute_current_rules) is null "
+                         "and current_rules_drop_reason is null").fetchall()
+    assert silent == []
     # weak throughput is its inputs' quotient, for every weak result that has one
     bad = con.execute("""select round, system, benchmark from fct_hpc_result where scale = 'weak'
         and models_per_minute is not null and abs(models_per_minute - number_of_models / time_to_train_all_minutes)
