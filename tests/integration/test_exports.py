@@ -10,6 +10,7 @@ import duckdb
 import polars as pl
 import pytest
 
+from pipelines.lib.mlperf.rounds import round_sort_key
 from pipelines.lib.warehouse.exports import EXPORT_MARKER, export
 from pipelines.lib.warehouse.query import quote_literal
 from pipelines.lib.warehouse.status import record_refresh_outcome
@@ -86,9 +87,17 @@ def test_every_exported_file_has_its_rows_in_one_order_so_exports_of_a_build_are
                     continue
                 index = names.index("round")
                 rounds = list(dict.fromkeys(row[index] for row in as_written))  # in file order, each once
-                assert rounds == sorted(rounds, key=lambda r: (r is None, r or "")), path
+                assert rounds == sorted(rounds, key=lambda r: (r is None, round_sort_key(r or "v0.0"))), path
                 assert as_written == [row for r in rounds for row in con.execute(
                     f"select * from {read} where round is not distinct from ? order by all", [str(path), r]).fetchall()]
+
+
+def test_a_csv_file_holds_its_rounds_in_round_order_not_text_order(warehouse, tmp_path):
+    build_warehouse(warehouse, rounds=("v9.1", "v10.0", "v2.1"))
+    export(tmp_path / "csv", "csv", ["fct_training_result"], warehouse)
+    rows = _con().execute("select round from read_csv(?, header = true)",
+                          [str(tmp_path / "csv" / "fct_training_result.csv")]).fetchall()
+    assert list(dict.fromkeys(r for (r,) in rows)) == ["v2.1", "v9.1", "v10.0"]
 
 
 def test_csv_export_selected_tables(built, tmp_path):

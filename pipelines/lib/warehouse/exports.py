@@ -17,6 +17,7 @@ from pipelines.lib.io.files import owned_directory
 from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.io.paths import builds_dir, warehouse_dir
 from pipelines.lib.io.text import FORMULA_START
+from pipelines.lib.mlperf.rounds import round_sort_key
 from pipelines.lib.warehouse.models import PUBLIC_PREFIXES
 from pipelines.lib.warehouse.query import connect_published, quote_ident, quote_literal, relation_columns
 
@@ -70,7 +71,9 @@ def _by_round(cols: list[dict]) -> bool:
 
 
 def _rounds(con, table: str) -> list[str | None]:
-    return [r for (r,) in con.execute(f"select distinct round from {quote_ident(table)} order by 1").fetchall()]
+    """The table's rounds in round order ('v10.0' after 'v9.1'; a row without a round last)."""
+    found = [r for (r,) in con.execute(f"select distinct round from {quote_ident(table)}").fetchall()]
+    return sorted(found, key=lambda r: (r is None, round_sort_key(r) if r is not None else (0, 0)))
 
 
 def _of_round(round_version: str | None) -> str:
