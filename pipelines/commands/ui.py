@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
     mode = "launching allowed" if args.allow_launch else "read-only"
     print(f"Dagster UI at http://{args.host}:{args.port} ({mode}) on the instance in {home}; Ctrl-C stops it",
           file=sys.stderr)
+    # SIGTERM (a service manager's stop, `kill`) ends the UI as Ctrl-C does, with the daemon and the code servers
+    # it started: uvicorn re-raises a signal it caught after its shutdown, which by default would end this process
+    # at once and leave them running, the daemon still ticking schedules and sensors.
+    signal.signal(signal.SIGTERM, _interrupted)
     daemon = subprocess.Popen([str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", str(workspace)],
                               env=os.environ.copy())
     try:
@@ -92,3 +97,7 @@ def run(args: argparse.Namespace) -> int:
         except subprocess.TimeoutExpired:
             daemon.kill()
     return 0
+
+
+def _interrupted(_signum, _frame) -> None:
+    raise KeyboardInterrupt

@@ -62,10 +62,42 @@ def running_ui(environment: dict, log: Path, *args: str) -> Iterator[str]:
     try:
         wait_for_location(url, process, log)
         yield url
-    finally:
-        os.killpg(process.pid, signal.SIGINT)  # the process group this test started: the UI and its children
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    except BaseException:
+        _end_group(process)
+        raise
+    # stopped as a service manager stops it: SIGTERM to the UI alone, which ends the daemon and code servers it
+    # started (the process group this test started holds them all)
+    process.send_signal(signal.SIGTERM)
+    left = _group_after(process.pid, STOP_SECONDS)
+    _end_group(process)
+    assert left == [], f"SIGTERM ended the UI but left {left} of its processes running: {log.read_text()[-2000:]}"
+
+
+STOP_SECONDS = 60  # the daemon's and code servers' shutdown; slow on a busy machine
+
+
+def _group_after(group: int, seconds: float) -> list[str]:
+    """The processes of `group` still running after up to `seconds` (their command lines)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = _group_members(group)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.5)
+
+
+def _group_members(group: int) -> list[str]:
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            state, _parent, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
+            if int(pgrp) == group and state != "Z":  # a zombie has ended
+                command = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                members.append(f"{stat.parent.name}: {command[:200]}")
+    return members
+
+
+def _end_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
