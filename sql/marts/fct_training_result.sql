@@ -29,7 +29,7 @@
 --   has_system_description boolean: the result's systems file was read
 --   ruleset_ref varchar
 --   rules_provisional boolean: the rules that scored the round are not its own (no release ships them yet): provisional (dim_rules_release)
---   rules_provisional_reason varchar: which release scored the round instead, and why (NULL: the round's own rules)
+--   rules_provisional_reason varchar: which release judged the round instead, and why (NULL: the round's own rules)
 --   score_minutes_current_rules double: the score under today's pinned mlperf-logging package (NULL: it gives none)
 --   runs_dropped_current_rules bigint: runs today's rules drop
 --   current_rules_drop_reason varchar: why today's rules reject runs the published rules accepted (NULL when both agree)

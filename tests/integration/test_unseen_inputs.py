@@ -86,7 +86,7 @@ def test_a_round_with_unseen_names_publishes_with_exit_0(built):
     rules = con.execute("select distinct rules_provisional, rules_provisional_reason, ruleset_ref from fct_training_result "
                         "where round = ?", [NEW_ROUND]).fetchall()
     assert len(rules) == 1 and rules[0][0] and rules[0][2] == HEAD, rules
-    assert rules[0][1].startswith(f"scored with training_5.1.0 of {HEAD[:12]} (default_branch), not v5.9's own rules")
+    assert rules[0][1].startswith(f"judged by training_5.1.0 of {HEAD[:12]} (default_branch), not v5.9's own rules")
     assert any(s.name == f"results {NEW_ROUND}" and s.ok and s.warning and "PROVISIONAL" in s.detail
                for s in summary.steps), summary.render()
     coverage = next(row for row in summary.coverage if row["round"] == NEW_ROUND)  # the summary's coverage line

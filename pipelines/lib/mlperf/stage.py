@@ -285,7 +285,7 @@ def _rules_row(round_version: str, ref: RulesRef | None, rules: RoundRules, suit
         return {"round": round_version, "provisional": False, "why": "no rules release judges this round: every run "
                 "must start, stop and succeed (Training v0.5 predates the releases)"}
     own = folder_is_own(published.folder, round_version, suite)
-    why = ref.why if own else (f"scored with {published.folder} of {ref.ref[:12]} ({ref.source}), not "
+    why = ref.why if own else (f"judged by {published.folder} of {ref.ref[:12]} ({ref.source}), not "
                                f"{suite.round_label(round_version)}'s own rules: {ref.why}")
     return {"round": round_version, "ref": ref.ref, "ref_source": ref.source, "rule_folder": published.folder,
             "provisional": not own, "why": why,
