@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from markupsafe import escape
 
 from pipelines.lib.report.site import build_site, github_links, slug
 from support.marts import fixture_database
@@ -26,6 +27,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"
                  "--disable-component-update", "--disable-sync"]
 EVIL_NAME = '<script>window.pwned = 1; alert("x")</script> & \'Co\''
 EVIL_FOLDER = "evil'\"<sys>/../x"
+PROVISIONAL_WHY = "judged by training_4.1.0 of <b>abc</b> (default_branch), not v4.0's own rules: none ships them"
 
 
 def screenshot_dir(tmp_path_factory) -> Path:
@@ -66,6 +68,10 @@ def synthetic_site(tmp_path_factory) -> Path:
     con.execute("create table mart_hpc_cost as select round, submitter, system, benchmark, 99.0 as cost_to_train_usd, "
                 "null as no_cost_reason "
                 "from fct_hpc_result where scale = 'strong'")
+    # v4.0 judged by rules not its own (the reason, as untrusted text, holds markup); v4.1 by its own
+    con.execute("create table dim_rules_release as select * from (values ('training', 'v4.0', true, ?), "
+                "('training', 'v4.1', false, 'its own release'), ('hpc', 'v3.0', false, 'its own release')) "
+                "as t(suite, round, provisional, why)", [PROVISIONAL_WHY])
     con.close()
     out = tmp_path_factory.mktemp("site")
     with duckdb.connect(str(db), read_only=True) as ro:
@@ -122,6 +128,26 @@ def test_untrusted_names_are_escaped_and_files_are_slugs(synthetic_site):
     for path in synthetic_site.rglob("*"):
         assert re.fullmatch(r"[A-Za-z0-9._-]+", path.name), path
     assert slug("a/../b") != slug("a_.._b") and "/" not in slug("a/../b")
+
+
+def test_a_round_judged_by_rules_not_its_own_says_so_on_every_page_of_its_scores(synthetic_site):
+    """dim_rules_release's provisional rounds: a notice with the reason on the round's table and each system page,
+    a mark on its index card; a round judged by its own rules has neither."""
+    notice = '<p class="provisional" id="provisional"><strong>Provisional:</strong> ' + str(escape(PROVISIONAL_WHY))
+    provisional_pages = [synthetic_site / "rounds" / "v4.0" / "index.html",
+                         *(synthetic_site / "rounds" / "v4.0" / "systems").glob("*.html")]
+    assert len(provisional_pages) == 2
+    for page in provisional_pages:
+        text = page.read_text(encoding="utf-8")
+        assert notice in text and "scored as MLCommons published them" not in text, page
+    own = [synthetic_site / "rounds" / "v4.1" / "index.html", *(synthetic_site / "rounds" / "v4.1" / "systems").glob("*.html"),
+           synthetic_site / "hpc" / "v3.0" / "index.html"]
+    for page in own:
+        text = page.read_text(encoding="utf-8")
+        assert 'id="provisional"' not in text and "scored as MLCommons published them" in text, page
+    cards = (synthetic_site / "index.html").read_text(encoding="utf-8").split('<div class="card">')
+    marked = [c for c in cards if 'class="provisional-mark"' in c]
+    assert len(marked) == 1 and "MLPerf Training v4.0" in marked[0] and str(escape(PROVISIONAL_WHY)) in marked[0]
 
 
 def test_github_links():
@@ -354,6 +380,35 @@ def test_browser_on_the_shared_hpc_rounds(browser, tmp_path_factory):
     assert alone + bases + compared == scored  # every scored strong result is in a family
     assert no_cost and all(strong_rows.filter(has_text=reason).count() == n for reason, n in no_cost)  # a cost's absence too
     page.screenshot(path=str(screenshot_dir(tmp_path_factory) / "site_hpc_v3.0.png"), full_page=True)
+    assert page.fetched_elsewhere == [] and page.errors == []
+    page.close()
+
+
+@needs_shared_mlperf()
+def test_browser_on_a_shared_hpc_round_judged_by_rules_not_its_own(browser, tmp_path_factory):
+    """HPC v0.7, older than every HPC rules folder: its page and card say which rules judged it and that they are
+    not its own, never that it was scored by its own; a round with its own rules (v1.0) says that."""
+    from support.shared_build import shared_build
+
+    build = shared_build(tmp_path_factory)
+    out = tmp_path_factory.mktemp("hpc_provisional_site")
+    with duckdb.connect(str(build.db), read_only=True) as con:
+        build_site(con, out, ["v0.7", "v1.0"], reports=False)
+        rules = dict(con.execute("select round, case when provisional then why end from dim_rules_release "
+                                 "where suite = 'hpc' and round in ('v0.7', 'v1.0')").fetchall())
+    assert rules["v0.7"] and rules["v1.0"] is None, rules
+    page = offline_page(browser)
+    page.goto((out / "index.html").as_uri())
+    card = page.locator("#hpc-rounds .card", has_text="MLPerf HPC v0.7")
+    assert card.locator(".provisional-mark").count() == 1
+    assert page.locator("#hpc-rounds .card", has_text="MLPerf HPC v1.0").locator(".provisional-mark").count() == 0
+    card.locator("a").click()
+    assert page.text_content("h1") == "MLPerf HPC v0.7: results"
+    assert page.text_content("#provisional") == f"Provisional: {rules['v0.7']}"
+    assert "round's own HPC rules" not in page.text_content(".lead")
+    page.screenshot(path=str(screenshot_dir(tmp_path_factory) / "site_hpc_v0.7.png"), full_page=True)
+    page.goto((out / "hpc" / "v1.0" / "index.html").as_uri())
+    assert page.locator("#provisional").count() == 0 and "scored by the round's own HPC rules" in page.text_content(".lead")
     assert page.fetched_elsewhere == [] and page.errors == []
     page.close()
 

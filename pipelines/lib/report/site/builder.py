@@ -31,6 +31,7 @@ from markupsafe import Markup, escape
 from pipelines.lib.io.files import owned_directory, rebased
 from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.mlperf.rounds import ROUND_PATTERN, round_sort_key
+from pipelines.lib.mlperf.suites import HPC, TRAINING
 from pipelines.lib.report.figures import accelerator_names, select_columns
 from pipelines.lib.report.inference import inference_groups, price_chart
 from pipelines.lib.report.render import minutes, render
@@ -80,10 +81,12 @@ def github_links(round_version: str, submitter: str, system: str) -> dict[str, s
     }
 
 
-def _page(template: str, title: str, depth: int, crumbs: Sequence[tuple[str, str]] = (), **context) -> str:
+def _page(template: str, title: str, depth: int, crumbs: Sequence[tuple[str, str]] = (),
+          provisional: str | None = None, **context) -> str:
     """A page of the site: `template` (extending site_page.html.j2) with its title, breadcrumbs and the
-    relative path up to the site's root."""
-    return render(template, title=title, up="../" * depth, crumbs=list(crumbs),
+    relative path up to the site's root; `provisional`: why the scores it shows are judged by rules not their
+    round's own (a notice at the top says so)."""
+    return render(template, title=title, up="../" * depth, crumbs=list(crumbs), provisional=provisional,
                   generated=f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}", **context)
 
 
@@ -114,6 +117,16 @@ def load_round(con, round_version: str) -> dict:
     systems = select_columns(con, "dim_system", [name for name, _ in SYSTEM_FIELDS] + [
         "system", "availability_category"], "round = ?", [round_version], "submitter, system")
     return {"results": results, "systems": {(s["submitter"], s["system"]): s for s in systems}}
+
+
+def provisional_rounds(con) -> dict[tuple[str, str], str]:
+    """(suite, round) → why the round's scores are provisional (`dim_rules_release`: the rules that judged it
+    are not its own); a round judged by its own rules is absent. Every page showing its scores says so."""
+    try:
+        return {(suite, round_version): why for suite, round_version, why in con.execute(
+            "select suite, round, why from dim_rules_release where provisional").fetchall()}
+    except duckdb.CatalogException:  # a warehouse published before the table
+        return {}
 
 
 def benchmark_names(con) -> dict[str, str]:
@@ -237,8 +250,10 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, rounds: Sequence[s
     site.rounds = sorted(wanted, key=round_sort_key, reverse=True)
     acc_names = accelerator_names(con)
     bench_names = benchmark_names(con)
+    provisional = provisional_rounds(con)
     summaries = []
     for round_version in site.rounds:
+        why = provisional.get((TRAINING.name, round_version))
         rdir = out_dir / "rounds" / slug(round_version)
         data = load_round(con, round_version)
         rows = _system_rows(data, acc_names)
@@ -255,7 +270,7 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, rounds: Sequence[s
                 hrefs[b] = href
         crumbs = [("../../index.html", "All rounds"), ("", round_version)]
         _write(rdir / "index.html", _page(
-            "site_round.html.j2", f"MLPerf Training {round_version} results", 2, crumbs,
+            "site_round.html.j2", f"MLPerf Training {round_version} results", 2, crumbs, provisional=why,
             **round_context(round_version, rows, benchmarks, hrefs, bench_names)))
         by_system: dict[tuple[str, str], list[dict]] = {}
         for r in data["results"]:
@@ -266,16 +281,17 @@ def build_site(con: duckdb.DuckDBPyConnection, out_dir: Path, rounds: Sequence[s
             _write(rdir / system_href(*key), _page(
                 "site_system.html.j2", f"{name} · MLPerf Training {round_version}", 3,
                 [("../../../index.html", "All rounds"), ("../index.html", round_version), ("", name)],
-                **system_context(round_version, key, info, results, hrefs, acc_names)))
+                provisional=why, **system_context(round_version, key, info, results, hrefs, acc_names)))
             site.system_pages += 1
         summaries.append({
             "round": round_version, "href": f"rounds/{slug(round_version)}/index.html", "systems": len(rows),
             "submitters": len({r["submitter"] for r in rows}), "benchmarks": len(scored_benchmarks),
             "benchmark_list": scored_benchmarks,
             "reports": {b: f"rounds/{slug(round_version)}/{h}" for b, h in hrefs.items()},
-            "scored": sum(1 for r in data["results"] if r["score_minutes"] is not None),
+            "scored": sum(1 for r in data["results"] if r["score_minutes"] is not None), "provisional": why,
         })
-    hpc = [hpc_round_page(con, out_dir, r, acc_names) for r in suite_rounds(con, "fct_hpc_result", rounds)]
+    hpc = [hpc_round_page(con, out_dir, r, acc_names, provisional.get((HPC.name, r)))
+           for r in suite_rounds(con, "fct_hpc_result", rounds)]
     site.hpc_rounds = [h["round"] for h in hpc]
     inference = [inference_round_page(con, out_dir, r, acc_names) for r in suite_rounds(con, "fct_inference_result", rounds)]
     site.inference_rounds = [i["round"] for i in inference]
@@ -304,8 +320,10 @@ def suite_rounds(con: duckdb.DuckDBPyConnection, table: str, wanted: Sequence[st
     return sorted((r for r in found if not wanted or r in set(wanted)), key=round_sort_key, reverse=True)
 
 
-def hpc_round_page(con: duckdb.DuckDBPyConnection, out_dir: Path, round_version: str, acc_names: dict[str, str]) -> dict:
-    """Write `hpc/<round>/index.html`; return the index card of the round."""
+def hpc_round_page(con: duckdb.DuckDBPyConnection, out_dir: Path, round_version: str, acc_names: dict[str, str],
+                   provisional: str | None = None) -> dict:
+    """Write `hpc/<round>/index.html` (`provisional`: why its rules are not its own); return the round's index
+    card."""
     base = """
         select r.*,
             coalesce(r.system_name, r.system) as system_label, c.cost_to_train_usd, c.no_cost_reason,
@@ -330,8 +348,8 @@ def hpc_round_page(con: duckdb.DuckDBPyConnection, out_dir: Path, round_version:
         "site_hpc_round.html.j2", f"MLPerf HPC {round_version} results", 2,
         [("../../index.html", "All rounds"), ("", f"HPC {round_version}")], round=round_version,
         ruleset_ref=", ".join(refs) or "none", strong=tables["strong"], weak=tables["weak"],
-        strong_columns=HPC_STRONG_COLUMNS, weak_columns=HPC_WEAK_COLUMNS))
-    return {"round": round_version, "href": href,
+        strong_columns=HPC_STRONG_COLUMNS, weak_columns=HPC_WEAK_COLUMNS, provisional=provisional))
+    return {"round": round_version, "href": href, "provisional": provisional,
             "strong": sum(1 for r in tables["strong"] if r["score_minutes"] is not None),
             "weak": sum(1 for r in tables["weak"] if r["models_per_minute"] is not None),
             "systems": len({(r["submitter"], r["system"]) for rows in tables.values() for r in rows})}
