@@ -66,9 +66,7 @@ with runs as (
             as newly_dropped_reason,
         -- Carried over: every scored run was first seen in an earlier round (the latest of those).
         case when bool_and(first_seen_round <> round) filter (where scored)
-            then arg_max(first_seen_round, [cast(split_part(substr(first_seen_round, 2), '.', 1) as integer),
-                                            cast(split_part(substr(first_seen_round, 2), '.', 2) as integer)])
-                filter (where scored)
+            then arg_max(first_seen_round, round_order(first_seen_round)) filter (where scored)
         end as carried_over_from,
         string_agg(run_identity, ',' order by run_identity) as run_set,
         count(*) filter (where power_logs > 0) as runs_with_power,
