@@ -75,6 +75,10 @@ def test_identical_logs_score_alike_whatever_the_system_is_called(built):
     mapping = con.execute("select accelerator_mapping, accelerator_model_name from dim_hpc_system "
                           "where system = 'zeta_n64'").fetchone()
     assert mapping == ("unmapped", NEW_ACCELERATOR)  # kept, with an accelerator nobody maps yet
+    # and named by the WARN check of every suite's systems, as its suite labels the round
+    summary = built[1]
+    check = next(s for s in summary.steps if s.name == "check unmapped_accelerators")
+    assert check.warning and f"HPC {NEW_ROUND} NVIDIA zeta_n64: '{NEW_ACCELERATOR}'" in check.detail, check.detail
 
 
 def test_a_benchmark_no_hpc_ruleset_knows_is_unscored_with_its_reason(built):

@@ -279,7 +279,9 @@ def test_a_round_no_checker_knows_uses_the_newest_facts_flagged_and_flags_its_po
 
 
 def test_an_unmapped_accelerator_is_not_priced_and_says_why(built):
-    con, _, _ = built
+    con, summary, _ = built
+    check = next(s for s in summary.steps if s.name == "check unmapped_accelerators")
+    assert check.warning and f"Inference {ROUND} Nebius zeta_z900: '{NEW_ACCELERATOR}'" in check.detail, check.detail
     reasons = {r for (r,) in con.execute("select distinct no_cost_reason from mart_inference_cost "
                                          "where division = 'open' and system = 'zeta_z900'").fetchall()}
     assert reasons == {"accelerator not mapped to a dim_accelerator key"}

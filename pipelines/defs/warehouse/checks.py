@@ -1,7 +1,9 @@
 import dagster as dg
+import duckdb
 
 from pipelines.defs.resources import WarehouseLocation
 from pipelines.lib.io.paths import published_db
+from pipelines.lib.mlperf.suites import SUITES, TRAINING
 from pipelines.lib.warehouse.query import connect_readonly
 
 
@@ -31,18 +33,26 @@ _LISTED = 50  # rows named in a check's metadata; the count says how many there 
 
 
 @dg.asset_check(
-    asset="dim_system",
-    description="Every accelerator_model_name of dim_system maps to an accelerator key (by exact override or "
-    "by the naming rule), or the systems whose name maps to nothing are named here (round, submitter, system, "
+    asset=TRAINING.systems_model,
+    additional_deps=[s.systems_model for s in SUITES.values() if s.systems_model != TRAINING.systems_model],
+    description="Every accelerator_model_name of each suite's systems table (dim_system, dim_hpc_system, "
+    "dim_inference_system) maps to an accelerator key (by exact override or by the naming rule), or the systems "
+    "whose name maps to nothing are named here (round as its suite labels it, submitter, system, "
     "accelerator_model_name). A warning: new hardware must never fail a refresh. Names mapped to nothing on "
-    "purpose (CPU-only systems) are listed apart.",
+    "purpose (CPU-only systems) are listed apart; a system of several accelerator kinds (mixed) is neither.",
 )
 def unmapped_accelerators(warehouse_location: WarehouseLocation) -> dg.AssetCheckResult:
+    rows = []
     with connect_readonly(published_db(warehouse_location.path())) as con:
-        rows = con.execute(
-            "select accelerator_mapping, round, submitter, system, coalesce(accelerator_model_name, '(none)') "
-            "from dim_system where accelerator_mapping <> 'mapped' order by 1, 2, 3, 4"
-        ).fetchall()
+        for suite in SUITES.values():
+            try:
+                found = con.execute(
+                    "select accelerator_mapping, round, submitter, system, coalesce(accelerator_model_name, '(none)') "
+                    f"from {suite.systems_model} where accelerator_mapping not in ('mapped', 'mixed') "
+                    "order by 1, 2, 3, 4").fetchall()
+            except duckdb.CatalogException:  # a warehouse published before the suite's systems table
+                continue
+            rows += [(kind, suite.round_label(r), sub, sys, name) for kind, r, sub, sys, name in found]
     unmapped = [f"{r} {sub} {sys}: {name!r}" for kind, r, sub, sys, name in rows if kind == "unmapped"]
     deliberate = sorted({name for kind, _r, _s, _y, name in rows if kind != "unmapped"})
     description = (

@@ -63,6 +63,7 @@ class Suite:
     has_rules: bool = True  # scored by the rule files of an mlcommons/logging release
     runs_table: str = "runs"  # the staged table with one row per scored unit (a log; an Inference result)
     results_model: str = "fct_training_result"  # the published table with one row per result (status lists its rounds)
+    systems_model: str = "dim_system"  # the published table of its systems (`accelerator_mapping`: checked)
     label: str = "Training"  # how a person reads the suite's name in a round: "HPC v3.0"
     oldest_round: str = "v0.5"  # the oldest round whose archive layout the parser reads (older ones are not loaded)
     # the limits (lib/io/limits.py) of this suite's results archive: its download, its decompressed size
@@ -166,6 +167,7 @@ HPC = Suite(
         no_partitions="no mlperf_hpc_round partitions yet: run `mlperf-warehouse refresh --suites hpc`",
     ),
     results_model="fct_hpc_result",
+    systems_model="dim_hpc_system",
     label="HPC",
     oldest_round="v0.7",
     result_layouts=("<submitter>/results/<system>/{strong,weak}/<benchmark>/result_*.txt",
@@ -208,6 +210,7 @@ INFERENCE = Suite(
     has_rules=False,
     runs_table="results",
     results_model="fct_inference_result",
+    systems_model="dim_inference_system",
     scaling_table=None,
     label="Inference",
     oldest_round="v4.0",  # the results layout and LoadGen logs the parser reads (issue: every round from v4.0)
