@@ -145,6 +145,17 @@ def test_a_round_judged_by_rules_not_its_own_says_so_on_every_page_of_its_scores
     for page in own:
         text = page.read_text(encoding="utf-8")
         assert 'id="provisional"' not in text and "scored as MLCommons published them" in text, page
+    # each benchmark report of the round: the notice, and a glossary that does not call its scores official
+    provisional_reports = sorted((synthetic_site / "rounds" / "v4.0").glob("*/report.html"))
+    own_reports = sorted((synthetic_site / "rounds" / "v4.1").glob("*/report.html"))
+    assert provisional_reports and own_reports
+    for page in provisional_reports:
+        text = page.read_text(encoding="utf-8")
+        assert notice in text and "from the official scores" not in text, page
+        assert "from the scores under the rules named at the top (provisional)" in text, page
+    for page in own_reports:
+        text = page.read_text(encoding="utf-8")
+        assert 'id="provisional"' not in text and "from the official scores" in text, page
     cards = (synthetic_site / "index.html").read_text(encoding="utf-8").split('<div class="card">')
     marked = [c for c in cards if 'class="provisional-mark"' in c]
     assert len(marked) == 1 and "MLPerf Training v4.0" in marked[0] and str(escape(PROVISIONAL_WHY)) in marked[0]

@@ -113,6 +113,16 @@ def display_names(keys: Sequence[tuple[str, str]], sysinfo: dict) -> dict[tuple[
 
 # --- the figures -------------------------------------------------------------------------------
 
+def provisional_rounds(con) -> dict[tuple[str, str], str]:
+    """(suite, round) → why the round's scores are provisional (`dim_rules_release`: the rules that judged it
+    are not its own); a round judged by its own rules is absent. Every page showing its scores says so."""
+    try:
+        return {(suite, round_version): why for suite, round_version, why in con.execute(
+            "select suite, round, why from dim_rules_release where provisional").fetchall()}
+    except duckdb.CatalogException:  # a warehouse published before the table
+        return {}
+
+
 def load_figures(con, round_version: str, benchmark: str, accelerators: Sequence[str] | None = None) -> dict:
     """The rows behind the charts and tables, filtered to the round, benchmark and accelerators."""
     scaling = select_columns(con, "mart_scaling_efficiency", [

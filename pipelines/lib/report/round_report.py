@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from pipelines.lib.io.files import owned_directory, rebased
 from pipelines.lib.io.jsonsafe import dumps_strict
+from pipelines.lib.mlperf.suites import TRAINING
 from pipelines.lib.report import charts as chart_lib
 from pipelines.lib.report.figures import (
     assign_colors,
@@ -33,6 +34,7 @@ from pipelines.lib.report.figures import (
     family_of,
     figures_table,
     load_figures,
+    provisional_rounds,
 )
 from pipelines.lib.report.render import render
 
@@ -43,13 +45,21 @@ DEFINITIONS = [
      "the base is the family's smallest system (ties: fastest score, then system name)."),
     ("Throughput scaling efficiency", "(mean steady-state throughput at N₁ / at N₀) / (N₁ / N₀); weak scaling when "
      "the global batch grows at least 0.9× as much as the system, strong when it stays within 10 %."),
-    ("Convergence scaling efficiency", "(time-to-train at N₀ / at N₁) / (N₁ / N₀), from the official scores."),
+    ("Convergence scaling efficiency", "(time-to-train at N₀ / at N₁) / (N₁ / N₀), from {scores}."),
     ("Cost to train", "score in hours × accelerators × price per accelerator-hour, at the cheapest bookable price "
      "(a hyperscaler's or neocloud's published rate, on demand or committed); performance per dollar is its "
      "inverse."),
     ("MFU", "samples to converge × model FLOPs per sample / (time-to-train × accelerators × the dense peak "
      "FLOP/s of the result's training precision)."),
 ]
+
+# where the report's scores come from: the round's own rules, or (a provisional round) rules not its own
+SCORES = {False: "the official scores", True: "the scores under the rules named at the top (provisional)"}
+
+
+def definitions(provisional: bool) -> list[tuple[str, str]]:
+    return [(term, text.format(scores=SCORES[provisional])) for term, text in DEFINITIONS]
+
 
 FIGURE_COLUMNS = [
     ("system_name", "system"), ("submitter", "submitter"), ("accelerator_name", "accelerator"),
@@ -76,6 +86,7 @@ class Report:
     pngs: dict[str, Path] = field(default_factory=dict)
     svgs: dict[str, str] = field(default_factory=dict)  # chart name -> SVG, as embedded in the page
     notes: list[str] = field(default_factory=list)
+    provisional: str | None = None  # why the round's scores are judged by rules not its own (dim_rules_release)
     figures: list[dict] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     unpriced: list[dict] = field(default_factory=list)
@@ -118,6 +129,7 @@ def build_report(
     data = load_figures(con, round_version, benchmark, accelerators)
     report = Report(round_version, benchmark, out_dir, out_dir / "report.html")
     report.figures = figures_table(data)
+    report.provisional = provisional_rounds(con).get((TRAINING.name, round_version))
     acc_names = data["accelerator_names"]
     names = display_names(list({(r["submitter"], r["system"]) for r in data["results"] + data["bookable"]
                                 + data["scaling"]}), data["systems"])
@@ -193,7 +205,8 @@ def render_html(report: Report, data: dict, nav: Sequence[tuple[str, str]] = (),
         scripts=list(live_charts) if charts and live_charts else [],
         title=f"MLPerf Training {report.round} · {data.get('benchmark_name') or report.benchmark}: scaling and cost",
         generated=f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC}", figure_columns=figure_columns,
-        unpriced_columns=UNPRICED_COLUMNS, option_columns=option_columns, definitions=DEFINITIONS)
+        unpriced_columns=UNPRICED_COLUMNS, option_columns=option_columns,
+        definitions=definitions(report.provisional is not None))
 
 
 def default_benchmark(con: duckdb.DuckDBPyConnection, round_version: str) -> str | None:

@@ -32,7 +32,7 @@ from pipelines.lib.io.files import owned_directory, rebased
 from pipelines.lib.io.jsonsafe import dumps_strict
 from pipelines.lib.mlperf.rounds import ROUND_PATTERN, round_sort_key
 from pipelines.lib.mlperf.suites import HPC, TRAINING
-from pipelines.lib.report.figures import accelerator_names, select_columns
+from pipelines.lib.report.figures import accelerator_names, provisional_rounds, select_columns
 from pipelines.lib.report.inference import inference_groups, price_chart
 from pipelines.lib.report.render import minutes, render
 from pipelines.lib.report.round_report import build_report, script_json
@@ -117,16 +117,6 @@ def load_round(con, round_version: str) -> dict:
     systems = select_columns(con, "dim_system", [name for name, _ in SYSTEM_FIELDS] + [
         "system", "availability_category"], "round = ?", [round_version], "submitter, system")
     return {"results": results, "systems": {(s["submitter"], s["system"]): s for s in systems}}
-
-
-def provisional_rounds(con) -> dict[tuple[str, str], str]:
-    """(suite, round) → why the round's scores are provisional (`dim_rules_release`: the rules that judged it
-    are not its own); a round judged by its own rules is absent. Every page showing its scores says so."""
-    try:
-        return {(suite, round_version): why for suite, round_version, why in con.execute(
-            "select suite, round, why from dim_rules_release where provisional").fetchall()}
-    except duckdb.CatalogException:  # a warehouse published before the table
-        return {}
 
 
 def benchmark_names(con) -> dict[str, str]:
