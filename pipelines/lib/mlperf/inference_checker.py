@@ -11,19 +11,18 @@ The checker's code is never imported or run: its facts are read here, the arithm
 from __future__ import annotations
 
 import csv
-import re
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
 
 from pipelines.lib.io.package_data import package_path
+from pipelines.lib.mlperf.rounds import ROUND_PATTERN, round_sort_key
 
 FACTS_CSV = package_path("pipelines.lib.reference", "inference_checker_facts.csv")
 LOADGEN_KEYS_CSV = package_path("pipelines.lib.reference", "inference_loadgen_keys.csv")
 FACTS = ("release", "model", "model_alias", "model_guess", "scenario", "metric_key", "units", "units_keyed_by",
          "latency_unit", "token_latency_model", "ttft_limit_ms", "tpot_limit_ms", "token_limits_by",
          "inferred_edge_only", "uninferable_invalid")
-_ROUND = re.compile(r"^v(\d+)\.(\d+)")
 
 
 @dataclass(frozen=True)
@@ -102,8 +101,8 @@ class Checker:
 
 
 def round_order(version: str) -> tuple[int, int] | None:
-    m = _ROUND.match(version or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    """The round's sort key (`rounds.round_sort_key`); None for a version that names no round."""
+    return round_sort_key(version) if ROUND_PATTERN.match(version or "") else None
 
 
 @cache
