@@ -291,8 +291,9 @@ def compute_findings(data: dict, benchmark: str) -> list[str]:
                        f"({money(a['cost_to_train_usd'])} vs {money(b['cost_to_train_usd'])}: "
                        f"{ratio:.2f}× the performance per dollar; the two cheapest accelerator models).")
     if data["unpriced"]:
-        out.append(f"{len(data['unpriced'])} scored system(s) have no bookable price and are listed under "
-                   "“Systems without a price”.")
+        count = len(data["unpriced"])
+        out.append(f"{count} scored system{' has' if count == 1 else 's have'} no bookable price and "
+                   f"{'is' if count == 1 else 'are'} listed under “Systems without a price”.")
     return out
 
 
